@@ -1,0 +1,72 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import n from 'eslint-plugin-n';
+
+/**
+ * Layering (DESIGN.md §1): each layer may import only the layers below it, and nothing
+ * outside cli/, tests, benchmarks and examples may import a leaf (a heavy-client adapter).
+ * test/layering.test.ts checks the same rules from the file system.
+ */
+const leafPatterns = ['**/bus/nats/**', '**/config/sqlite/**', '**/config/nats-kv/**', '**/adapters/**', '**/models/openai/**'];
+const peerPackages = [
+  'better-sqlite3',
+  'openai',
+  '@nats-io/*',
+  '@modelcontextprotocol/*',
+  '@langchain/*',
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.toolbus/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    plugins: { n },
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'n/prefer-node-protocol': 'error',
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/cli/**'],
+    rules: {
+      'no-console': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+    },
+  },
+  {
+    files: ['src/schema/**/*.ts', 'src/tools/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../bus/**', '../config/**', '../services/**', '../registry/**', '../models/**', '../agents/**', '../gateway/**', '../cli/**', '../adapters/**'], message: 'schema/ and tools/ know nothing of the layers above them (DESIGN.md §1).' },
+            { group: peerPackages, message: 'Heavy clients are imported only by their leaf (DESIGN.md §1).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/bus/*.ts', 'src/config/*.ts', 'src/services/**/*.ts', 'src/registry/**/*.ts', 'src/models/*.ts', 'src/agents/**/*.ts', 'src/index.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: leafPatterns.map((p) => p.replace('**/', '**/')), message: 'Only cli/, tests and examples import a leaf (DESIGN.md §1).' },
+            { group: peerPackages, message: 'Heavy clients are imported only by their leaf (DESIGN.md §1).' },
+            { group: ['../gateway/**', '../cli/**'], message: 'Lower layers never import gateway/ or cli/.' },
+          ],
+        },
+      ],
+    },
+  },
+);

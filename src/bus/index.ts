@@ -1,0 +1,15 @@
+/**
+ * @module bus: the MessageBus contract, topic names, and the in-process MemoryBus.
+ */
+export type {
+  MessageBus,
+  BusMessage,
+  BusHandler,
+  BusProperties,
+  BusSubscription,
+  BusHooks,
+  PublishOptions,
+  SubscribeOptions,
+} from './message-bus.js';
+export { parseTopic, canonicalTopic, topicParts, defaultServiceQueues } from './topics.js';
+export type { TopicName } from './topics.js';

@@ -1,0 +1,73 @@
+/**
+ * @module The `MessageBus` contract: publish, subscribe, close. Request/response correlation lives above
+ * it, once, in `services/`.
+ */
+import type { ToolbusError } from '../tools/index.js';
+
+/** Message properties: string keys and values (Pulsar properties, NATS headers). `id` correlates calls. */
+export type BusProperties = Readonly<Record<string, string>>;
+
+/** A message as a subscriber receives it. */
+export interface BusMessage {
+  /** The topic as the subscriber named it. */
+  readonly topic: string;
+  /** The raw body bytes. */
+  readonly body: Uint8Array;
+  readonly properties: BusProperties;
+}
+
+/**
+ * Receives messages. A rejected promise or a thrown error is caught and reported by the bus; it never
+ * stops the subscription or crashes the process.
+ */
+export type BusHandler = (message: BusMessage) => void | Promise<void>;
+
+/** Options of {@link MessageBus.subscribe}. */
+export interface SubscribeOptions {
+  /**
+   * Subscribers sharing a group compete: each message reaches exactly one of them. Without a group, every
+   * subscriber gets every message. @default undefined (broadcast)
+   */
+  group?: string;
+}
+
+/** Options of {@link MessageBus.publish}. */
+export interface PublishOptions {
+  /**
+   * Called at most once, possibly after `publish` has resolved, when the bus learns that nobody was
+   * subscribed to the topic (NATS: the no-responders signal). Lets a caller fail fast with `unavailable`.
+   * @default undefined
+   */
+  onUnavailable?: (error: ToolbusError) => void;
+}
+
+/** A live subscription. */
+export interface BusSubscription {
+  /** Stops delivery. Idempotent. */
+  unsubscribe(): Promise<void>;
+}
+
+/** Hooks a bus calls to report problems it absorbed instead of crashing. */
+export interface BusHooks {
+  /** A handler threw or rejected. */
+  onHandlerError?: (error: unknown, message: BusMessage) => void;
+}
+
+/**
+ * The small transport the tool-service protocol runs on. Implemented by `MemoryBus` (in-process) and
+ * `NatsBus` (`toolbus/nats`). Topic names follow `topics.ts`: `non-persistent://tg/request/joke`,
+ * `persistent://…` and `request:tg:joke` name the same topic.
+ */
+export interface MessageBus {
+  /** Sends a message. Rejects with code `closed` after {@link close}. */
+  publish(
+    topic: string,
+    body: Uint8Array | string,
+    properties?: BusProperties,
+    options?: PublishOptions,
+  ): Promise<void>;
+  /** Registers a handler; resolves once the subscription is active. */
+  subscribe(topic: string, handler: BusHandler, options?: SubscribeOptions): Promise<BusSubscription>;
+  /** Closes the bus and every subscription. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,69 @@
+/**
+ * @module LLM messages, as the Saptiva-Agents guide writes them.
+ */
+
+/** A function call requested by the model. `arguments` is the raw JSON text the model produced. */
+export interface FunctionCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** The system prompt. */
+export class SystemMessage {
+  readonly type = 'SystemMessage' as const;
+  readonly content: string;
+  constructor(init: { content: string }) {
+    this.content = init.content;
+  }
+}
+
+/** A user turn. `source` names who spoke (the guide uses `"user"`). */
+export class UserMessage {
+  readonly type = 'UserMessage' as const;
+  readonly content: string;
+  readonly source: string;
+  constructor(init: { content: string; source?: string }) {
+    this.content = init.content;
+    this.source = init.source ?? 'user';
+  }
+}
+
+/** A model turn: text, or the function calls it asked for. `thought` keeps text sent beside calls. */
+export class AssistantMessage {
+  readonly type = 'AssistantMessage' as const;
+  readonly content: string | FunctionCall[];
+  readonly source: string;
+  readonly thought: string | undefined;
+  constructor(init: { content: string | FunctionCall[]; source?: string; thought?: string }) {
+    this.content = init.content;
+    this.source = init.source ?? 'assistant';
+    this.thought = init.thought;
+  }
+}
+
+/** The result of executing one function call. */
+export class FunctionExecutionResult {
+  readonly callId: string;
+  readonly content: string;
+  readonly isError: boolean;
+  readonly name: string;
+  constructor(init: { callId: string; content: string; isError?: boolean; name: string }) {
+    this.callId = init.callId;
+    this.content = init.content;
+    this.isError = init.isError ?? false;
+    this.name = init.name;
+  }
+}
+
+/** The results of one round of function calls, sent back to the model. */
+export class FunctionExecutionResultMessage {
+  readonly type = 'FunctionExecutionResultMessage' as const;
+  readonly content: FunctionExecutionResult[];
+  constructor(init: { content: FunctionExecutionResult[] }) {
+    this.content = init.content;
+  }
+}
+
+/** Any message a chat completion client accepts. */
+export type LLMMessage = SystemMessage | UserMessage | AssistantMessage | FunctionExecutionResultMessage;

@@ -1,0 +1,106 @@
+/**
+ * @module The `Tool` contract every kind of tool implements.
+ */
+import type { JsonSchema, ObjectJsonSchema } from '../schema/index.js';
+import type { ToolError } from './errors.js';
+
+/**
+ * The JSON shape a function-calling API expects, as in the Saptiva-Agents guide's `get_stock_price`
+ * example: `{ name, description, parameters, strict }`.
+ */
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: ObjectJsonSchema;
+  /** Ask the provider to enforce the schema exactly (OpenAI structured outputs). */
+  strict: boolean;
+}
+
+/** Hints about a tool's side effects, with MCP's meaning. Used to decide whether a retry is safe. */
+export interface ToolAnnotations {
+  /** The tool does not change anything. */
+  readOnly?: boolean;
+  /** Calling it twice with the same arguments has the same effect as once. */
+  idempotent?: boolean;
+  /** The tool may destroy data. */
+  destructive?: boolean;
+}
+
+/** What a tool sees of the call it serves, besides its arguments. */
+export interface ToolCallContext {
+  /** Aborted on cancellation or timeout. Always present. */
+  signal: AbortSignal;
+  /** The model's id for this call, or a generated one. */
+  callId: string;
+  /** The end user on whose behalf the call runs (multi-tenancy); never set by the model. */
+  user?: string;
+}
+
+/** Optional call details passed to {@link Tool.runJson} beside the signal. */
+export interface RunJsonOptions {
+  /** @default a generated id */
+  callId?: string;
+  /** The end user, forwarded to tool services in the request envelope. @default undefined */
+  user?: string;
+}
+
+/**
+ * A tool an agent can call. Implemented by `FunctionTool`, `BaseTool` subclasses, tool-service tools,
+ * MCP tools, HTTP tools and LangChain adapters alike.
+ */
+export interface Tool {
+  /** Matches `^[a-zA-Z0-9_-]{1,64}$`. */
+  readonly name: string;
+  readonly description: string;
+  /** The schema sent to the model (default profile; see `compileSchema` for others). */
+  readonly schema: ToolSchema;
+  /** Side-effect hints, when the tool declares them. */
+  readonly annotations?: ToolAnnotations;
+  /**
+   * Validates `args` against the schema, then runs the tool.
+   *
+   * Rejects with a {@link ToolError}: `invalid-arguments`, `tool-error`, `cancelled`, and for remote
+   * tools `timeout` and `unavailable`.
+   */
+  runJson(
+    args: unknown,
+    signal?: AbortSignal | { signal: AbortSignal },
+    options?: RunJsonOptions,
+  ): Promise<unknown>;
+  /** A string passes through unchanged; anything else becomes JSON text. */
+  returnValueAsString(value: unknown): string;
+}
+
+/** The outcome of one `ToolSet.call`. Failures are results too, with `isError: true`. */
+export interface ToolResult {
+  name: string;
+  callId: string;
+  /** The tool's output, or an error message written for the model. */
+  content: string;
+  isError: boolean;
+  /** The typed error behind an error result, for code that branches on `error.code`. */
+  error?: ToolError;
+}
+
+/** Options of `ToolSet.call`. */
+export interface ToolCallOptions {
+  /** Cancels the call. @default none */
+  signal?: AbortSignal;
+  /** @default DEFAULT_TOOL_TIMEOUT_MS (60 000) */
+  timeoutMs?: number;
+  /** @default a generated id */
+  callId?: string;
+  /** The end user, forwarded to tool services. @default undefined */
+  user?: string;
+}
+
+/** Anything that can list and call tools: a `ToolSet` or a `LiveToolSet`. */
+export interface ToolProvider {
+  /** The tools visible now. */
+  list(): readonly Tool[];
+  get(name: string): Tool | undefined;
+  /** Calls a tool; never rejects for tool failures (see {@link ToolResult}). */
+  call(name: string, args: string | Record<string, unknown>, options?: ToolCallOptions): Promise<ToolResult>;
+}
+
+export type { JsonSchema };
