@@ -8,14 +8,15 @@ import n from 'eslint-plugin-n';
  * outside cli/, tests, benchmarks and examples may import a leaf (a heavy-client adapter).
  * test/layering.test.ts checks the same rules from the file system.
  */
-const leafPatterns = ['**/bus/nats/**', '**/config/sqlite/**', '**/config/nats-kv/**', '**/adapters/**', '**/models/openai/**'];
-const peerPackages = [
-  'better-sqlite3',
-  'openai',
-  '@nats-io/*',
-  '@modelcontextprotocol/*',
-  '@langchain/*',
+const leafPatterns = [
+  '**/bus/nats/**',
+  '**/config/sqlite/**',
+  '**/config/nats-kv/**',
+  '**/adapters/mcp/**',
+  '**/adapters/langchain/**',
+  '**/models/openai/**',
 ];
+const peerPackages = ['better-sqlite3', 'openai', '@nats-io/*', '@modelcontextprotocol/*', '@langchain/*'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.toolbus/**'] },
@@ -46,7 +47,20 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['../bus/**', '../config/**', '../services/**', '../registry/**', '../models/**', '../agents/**', '../gateway/**', '../cli/**', '../adapters/**'], message: 'schema/ and tools/ know nothing of the layers above them (DESIGN.md §1).' },
+            {
+              group: [
+                '../bus/**',
+                '../config/**',
+                '../services/**',
+                '../registry/**',
+                '../models/**',
+                '../agents/**',
+                '../gateway/**',
+                '../cli/**',
+                '../adapters/**',
+              ],
+              message: 'schema/ and tools/ know nothing of the layers above them (DESIGN.md §1).',
+            },
             { group: peerPackages, message: 'Heavy clients are imported only by their leaf (DESIGN.md §1).' },
           ],
         },
@@ -54,14 +68,25 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/bus/*.ts', 'src/config/*.ts', 'src/services/**/*.ts', 'src/registry/**/*.ts', 'src/models/*.ts', 'src/agents/**/*.ts', 'src/index.ts'],
+    files: [
+      'src/bus/*.ts',
+      'src/config/*.ts',
+      'src/services/**/*.ts',
+      'src/registry/**/*.ts',
+      'src/models/*.ts',
+      'src/agents/**/*.ts',
+      'src/index.ts',
+    ],
     ignores: ['src/**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: leafPatterns.map((p) => p.replace('**/', '**/')), message: 'Only cli/, tests and examples import a leaf (DESIGN.md §1).' },
+            {
+              group: leafPatterns.map((p) => p.replace('**/', '**/')),
+              message: 'Only cli/, tests and examples import a leaf (DESIGN.md §1).',
+            },
             { group: peerPackages, message: 'Heavy clients are imported only by their leaf (DESIGN.md §1).' },
             { group: ['../gateway/**', '../cli/**'], message: 'Lower layers never import gateway/ or cli/.' },
           ],

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+/**
+ * @module `toolbus` command-line entry: dispatches to one module per command in `commands/`.
+ */
+import { readFileSync } from 'node:fs';
+import { ExitCode, UsageError, type CliCommand, type CliIO } from './command.js';
+
+/** Commands, loaded lazily so `toolbus config` does not load the MCP SDK. */
+const COMMANDS: Record<string, () => Promise<CliCommand>> = {
+  up: async () => (await import('./commands/up.js')).command,
+  ask: async () => (await import('./commands/ask.js')).command,
+  call: async () => (await import('./commands/call.js')).command,
+  tools: async () => (await import('./commands/tools.js')).command,
+  service: async () => (await import('./commands/service.js')).command,
+  config: async () => (await import('./commands/config.js')).command,
+  mcp: async () => (await import('./commands/mcp.js')).command,
+};
+
+async function loadCommand(name: string): Promise<CliCommand | undefined> {
+  const load = COMMANDS[name];
+  if (!load) return undefined;
+  try {
+    return await load();
+  } catch (error) {
+    if (
+      (error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' &&
+      String(error).includes(`/commands/${name}.`)
+    ) {
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+async function mainHelp(): Promise<string> {
+  const lines = ['Usage: toolbus <command> [options]', '', 'Commands:'];
+  for (const name of Object.keys(COMMANDS)) {
+    const cmd = await loadCommand(name);
+    if (cmd) lines.push(`  ${name.padEnd(9)} ${cmd.summary}`);
+  }
+  lines.push('', "Run 'toolbus <command> --help' for a command's options.");
+  return lines.join('\n') + '\n';
+}
+
+/** Runs the CLI with the given arguments; resolves with the exit code. */
+export async function main(argv: string[], io: CliIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(await mainHelp());
+    return name ? ExitCode.Ok : ExitCode.Usage;
+  }
+  if (name === '--version' || name === '-v') {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    io.stdout.write(`${pkg.version}\n`);
+    return ExitCode.Ok;
+  }
+  const command = await loadCommand(name);
+  if (!command) {
+    io.stderr.write(`toolbus: unknown command '${name}'.\n\n${await mainHelp()}`);
+    return ExitCode.Usage;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(command.help.endsWith('\n') ? command.help : command.help + '\n');
+    return ExitCode.Ok;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`toolbus ${name}: ${error.message}\nRun 'toolbus ${name} --help' for usage.\n`);
+      return ExitCode.Usage;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(`toolbus ${name}: ${message}\n`);
+    if (io.env.TOOLBUS_DEBUG && error instanceof Error && error.stack) io.stderr.write(error.stack + '\n');
+    return ExitCode.Error;
+  }
+}
+
+const isEntry =
+  process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isEntry) {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    interrupts++;
+    if (interrupts > 1) process.exit(130);
+    controller.abort(new Error(`received ${sig}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const code = await main(process.argv.slice(2), {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  });
+  process.exitCode = code;
+  // Commands close what they opened; this only guards against a stray handle keeping the CLI alive.
+  setTimeout(() => process.exit(code), 2000).unref();
+}
