@@ -44,6 +44,10 @@ export interface ModelInfo {
   vision: boolean;
   /** A family name, e.g. `gpt-4o`, `llama`, `saptiva`. @default 'unknown' */
   family?: string;
+  /** It honours a JSON Schema for its answer (structured output). @default false */
+  structuredOutput?: boolean;
+  /** It accepts more than one system message. @default true */
+  multipleSystemMessages?: boolean;
 }
 
 /** Options of {@link ChatCompletionClient.create}. */

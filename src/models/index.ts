@@ -7,6 +7,7 @@ export {
   AssistantMessage,
   FunctionExecutionResult,
   FunctionExecutionResultMessage,
+  isFunctionCalls,
 } from './messages.js';
 export type { FunctionCall, LLMMessage } from './messages.js';
 export { FinishReason } from './chat-completion-client.js';
@@ -18,3 +19,17 @@ export type {
   RequestUsage,
   ToolChoice,
 } from './chat-completion-client.js';
+export { ModelError } from './model-error.js';
+export type { ModelErrorOptions } from './model-error.js';
+export { addUsage, emptyUsage } from './usage.js';
+export { abortError, raceSignal } from './abort.js';
+export { ScriptedChatCompletionClient, DEFAULT_SCRIPTED_MODEL_INFO } from './scripted-client.js';
+export type {
+  ScriptedCall,
+  ScriptedChatCompletionClientOptions,
+  ScriptedReply,
+  ScriptedResult,
+  ScriptedStep,
+  ScriptedStepContext,
+  ScriptedStepFunction,
+} from './scripted-client.js';

@@ -65,5 +65,18 @@ export class FunctionExecutionResultMessage {
   }
 }
 
+/**
+ * True when a message or result `content` holds function calls rather than text.
+ *
+ * @example
+ * ```ts
+ * const result = await client.create([new UserMessage({ content: 'Price of AAPL?' })], { tools });
+ * if (isFunctionCalls(result.content)) for (const call of result.content) console.log(call.name);
+ * ```
+ */
+export function isFunctionCalls(content: string | readonly FunctionCall[]): content is FunctionCall[] {
+  return Array.isArray(content);
+}
+
 /** Any message a chat completion client accepts. */
 export type LLMMessage = SystemMessage | UserMessage | AssistantMessage | FunctionExecutionResultMessage;
