@@ -5,39 +5,53 @@
 import { readFileSync } from 'node:fs';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from './command.js';
 
-/** Commands, loaded lazily so `toolbus config` does not load the MCP SDK. */
-const COMMANDS: Record<string, () => Promise<CliCommand>> = {
-  up: async () => (await import('./commands/up.js')).command,
-  ask: async () => (await import('./commands/ask.js')).command,
-  call: async () => (await import('./commands/call.js')).command,
-  tools: async () => (await import('./commands/tools.js')).command,
-  service: async () => (await import('./commands/service.js')).command,
-  config: async () => (await import('./commands/config.js')).command,
-  mcp: async () => (await import('./commands/mcp.js')).command,
+/** Commands, loaded lazily so `toolbus config` does not load the MCP SDK; summaries for `--help`. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CliCommand> }> = {
+  up: {
+    summary: 'start toolbus: example service, registry, agent and HTTP gateway',
+    load: async () => (await import('./commands/up.js')).command,
+  },
+  tools: {
+    summary: 'list the tools the agent can use',
+    load: async () => (await import('./commands/tools.js')).command,
+  },
+  call: {
+    summary: 'call one tool and print its result',
+    load: async () => (await import('./commands/call.js')).command,
+  },
+  ask: {
+    summary: 'ask the agent a question (needs a model)',
+    load: async () => (await import('./commands/ask.js')).command,
+  },
+  config: {
+    summary: 'put, get, list and delete config items (tool descriptors and more)',
+    load: async () => (await import('./commands/config.js')).command,
+  },
+  service: {
+    summary: 'run a tool service module in its own process (on NATS)',
+    load: async () => (await import('./commands/service.js')).command,
+  },
+  mcp: {
+    summary: "serve the tools over MCP, or import an MCP server's tools",
+    load: async () => (await import('./commands/mcp.js')).command,
+  },
 };
 
 async function loadCommand(name: string): Promise<CliCommand | undefined> {
-  const load = COMMANDS[name];
-  if (!load) return undefined;
-  try {
-    return await load();
-  } catch (error) {
-    if (
-      (error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' &&
-      String(error).includes(`/commands/${name}.`)
-    ) {
-      return undefined;
-    }
-    throw error;
-  }
+  const entry = COMMANDS[name];
+  return entry ? entry.load() : undefined;
 }
 
-async function mainHelp(): Promise<string> {
-  const lines = ['Usage: toolbus <command> [options]', '', 'Commands:'];
-  for (const name of Object.keys(COMMANDS)) {
-    const cmd = await loadCommand(name);
-    if (cmd) lines.push(`  ${name.padEnd(9)} ${cmd.summary}`);
-  }
+function mainHelp(): string {
+  const lines = [
+    'Usage: toolbus <command> [options]',
+    '',
+    'toolbus runs pluggable agent tools: typed functions, HTTP endpoints, MCP servers and tool',
+    'services on a message bus, behind one registry, one agent and one HTTP gateway.',
+    '',
+    'Commands:',
+  ];
+  for (const [name, entry] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(9)} ${entry.summary}`);
   lines.push('', "Run 'toolbus <command> --help' for a command's options.");
   return lines.join('\n') + '\n';
 }
@@ -46,7 +60,7 @@ async function mainHelp(): Promise<string> {
 export async function main(argv: string[], io: CliIO): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(await mainHelp());
+    io.stdout.write(mainHelp());
     return name ? ExitCode.Ok : ExitCode.Usage;
   }
   if (name === '--version' || name === '-v') {
@@ -58,7 +72,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   }
   const command = await loadCommand(name);
   if (!command) {
-    io.stderr.write(`toolbus: unknown command '${name}'.\n\n${await mainHelp()}`);
+    io.stderr.write(`toolbus: unknown command '${name}'.\n\n${mainHelp()}`);
     return ExitCode.Usage;
   }
   if (rest.includes('--help') || rest.includes('-h')) {

@@ -1,0 +1,101 @@
+/**
+ * @module `toolbus ask`: ask the agent a question through a running `toolbus up`.
+ */
+import type { CliCommand, CliIO } from '../command.js';
+import { ExitCode, UsageError } from '../command.js';
+import { GATEWAY_FLAGS, GATEWAY_FLAGS_HELP, parseCommandArgs } from '../args.js';
+import { GatewayRequestError, gatewayFetch, gatewayTarget, readServerSentEvents } from '../gateway-client.js';
+import { startSpinner } from '../spinner.js';
+
+const help = `Usage: toolbus ask "question" [--stream] [--user NAME] [--url URL]
+
+Ask the agent a question. The agent decides which tools to call and answers in text.
+It needs a model: start 'toolbus up' with one of these set in its environment:
+  OPENAI_API_KEY (and optionally OPENAI_BASE_URL, TOOLBUS_MODEL) for OpenAI or any
+                 OpenAI-compatible server (Ollama, vLLM, llama.cpp: set OPENAI_BASE_URL)
+  SAPTIVA_API_KEY (and optionally TOOLBUS_MODEL) for Saptiva
+
+Options:
+  --stream           print the agent's thoughts and tool observations as they arrive
+  --user NAME        the end user the agent acts for (passed to tool services; default: anonymous)
+${GATEWAY_FLAGS_HELP}
+  -h, --help         show this help
+
+Examples:
+  toolbus ask "Tell me a joke about cats"
+  toolbus ask "Tell me a dad joke about dogs" --stream --user alice
+`;
+
+async function askStreaming(
+  io: CliIO,
+  values: { url?: string; token?: string },
+  body: object,
+): Promise<number> {
+  const response = await gatewayFetch(gatewayTarget(values, io), '/api/v1/agent', {
+    method: 'POST',
+    body,
+    accept: 'text/event-stream',
+    signal: io.signal,
+  });
+  if (!response.body)
+    throw new GatewayRequestError('the gateway sent an empty stream', response.status, undefined);
+  const spinner = startSpinner(io);
+  let code: number = ExitCode.Ok;
+  try {
+    for await (const { event, data } of readServerSentEvents(response.body)) {
+      const payload = JSON.parse(data) as { content?: string };
+      const content = payload.content ?? '';
+      spinner.clear();
+      if (event === 'thought') io.stdout.write(`thought: ${content}\n`);
+      else if (event === 'observation') io.stdout.write(`observation: ${content}\n`);
+      else if (event === 'answer') io.stdout.write(`${content}\n`);
+      else if (event === 'error') {
+        io.stderr.write(`error: ${content}\n`);
+        code = ExitCode.Error;
+      }
+    }
+  } finally {
+    spinner.stop();
+  }
+  return code;
+}
+
+/** The `ask` command. */
+export const command: CliCommand = {
+  name: 'ask',
+  summary: 'ask the agent a question (needs a model)',
+  help,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(argv, {
+      stream: { type: 'boolean' },
+      user: { type: 'string' },
+      ...GATEWAY_FLAGS,
+    });
+    const question = positionals.join(' ').trim();
+    if (!question) throw new UsageError('write the question, e.g. toolbus ask "Tell me a joke about cats"');
+    const body = { question, ...(values.user ? { user: values.user } : {}) };
+    try {
+      if (values.stream) return await askStreaming(io, values, body);
+      const spinner = startSpinner(io);
+      try {
+        const response = await gatewayFetch(gatewayTarget(values, io), '/api/v1/agent', {
+          method: 'POST',
+          body,
+          signal: io.signal,
+        });
+        const { answer } = (await response.json()) as { answer: string };
+        spinner.stop();
+        io.stdout.write(`${answer}\n`);
+        return ExitCode.Ok;
+      } finally {
+        spinner.stop();
+      }
+    } catch (error) {
+      if (error instanceof GatewayRequestError) {
+        io.stderr.write(`toolbus ask: ${error.message}\n`);
+        return ExitCode.Error;
+      }
+      throw error;
+    }
+  },
+};

@@ -1,0 +1,180 @@
+/**
+ * @module `toolbus call`: call one tool with arguments given as `key=value` pairs or a JSON object.
+ */
+import type { CliCommand, CliIO } from '../command.js';
+import { ExitCode, UsageError } from '../command.js';
+import {
+  CONNECTION_FLAGS,
+  CONNECTION_FLAGS_HELP,
+  GATEWAY_FLAGS,
+  GATEWAY_FLAGS_HELP,
+  parseCommandArgs,
+} from '../args.js';
+import { gatewayFetch, gatewayTarget } from '../gateway-client.js';
+import { openLocalTools } from '../local-tools.js';
+
+const help = `Usage: toolbus call <tool> [key=value ... | key:=json ... | '{"key": "value"}'] [options]
+
+Call one tool and print its result. Exits 0 on success, 1 when the tool returns an error.
+
+Arguments:
+  key=value          a string argument (turned into a number or boolean when the tool's
+                     schema says so)
+  key:=json          an argument given as JSON, e.g. count:=3 tags:='["a","b"]'
+  '{"k": "v"}'       all arguments as one JSON object
+
+Options:
+  --user NAME        the end user the call runs for (sent to tool services; default: anonymous)
+  --json             print the whole result as JSON ({ name, callId, content, isError, code })
+${GATEWAY_FLAGS_HELP}
+${CONNECTION_FLAGS_HELP}
+  -h, --help         show this help
+
+Examples:
+  toolbus call tell-joke topic=cats
+  toolbus call tell-dad-joke '{"topic": "dogs"}' --user alice
+`;
+
+interface PropertySchema {
+  type?: unknown;
+}
+
+/** Turns `key=value` / `key:=json` pairs or one JSON object into an arguments object. */
+export function parseCallArguments(
+  words: readonly string[],
+  properties: Record<string, PropertySchema> = {},
+): Record<string, unknown> {
+  if (words.length === 1 && words[0]!.trimStart().startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(words[0]!);
+    } catch (error) {
+      throw new UsageError(`the arguments are not valid JSON: ${(error as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new UsageError('the JSON arguments must be an object, e.g. \'{"topic": "cats"}\'');
+    }
+    return parsed as Record<string, unknown>;
+  }
+  const args: Record<string, unknown> = {};
+  for (const word of words) {
+    const json = /^([^=:]+):=(.*)$/s.exec(word);
+    if (json) {
+      try {
+        args[json[1]!] = JSON.parse(json[2]!);
+      } catch (error) {
+        throw new UsageError(
+          `argument '${json[1]}': '${json[2]}' is not valid JSON (${(error as Error).message})`,
+        );
+      }
+      continue;
+    }
+    const eq = word.indexOf('=');
+    if (eq <= 0) {
+      throw new UsageError(`'${word}' is not an argument: write key=value, key:=json, or one JSON object`);
+    }
+    const key = word.slice(0, eq);
+    args[key] = coerce(word.slice(eq + 1), properties[key]?.type);
+  }
+  return args;
+}
+
+function coerce(value: string, type: unknown): unknown {
+  const types = Array.isArray(type) ? type : [type];
+  if (types.includes('string') || types.every((t) => t === undefined)) return value;
+  if (
+    (types.includes('number') || types.includes('integer')) &&
+    value.trim() !== '' &&
+    Number.isFinite(Number(value))
+  ) {
+    return Number(value);
+  }
+  if (types.includes('boolean') && (value === 'true' || value === 'false')) return value === 'true';
+  if (types.includes('object') || types.includes('array')) {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      return value;
+    }
+  }
+  return value;
+}
+
+interface CallOutput {
+  name: string;
+  callId: string;
+  content: string;
+  isError: boolean;
+  code?: string;
+}
+
+async function callThroughGateway(
+  io: CliIO,
+  values: { url?: string; token?: string; user?: string },
+  name: string,
+  words: string[],
+): Promise<CallOutput> {
+  const target = gatewayTarget(values, io);
+  let properties: Record<string, PropertySchema> = {};
+  if (words.some((w) => !w.trimStart().startsWith('{') && !w.includes(':='))) {
+    // Fetch the schema so key=value pairs get the types the tool expects.
+    const list = await gatewayFetch(target, '/api/v1/tools', { signal: io.signal });
+    const tools = (
+      (await list.json()) as {
+        tools: { name: string; parameters: { properties?: Record<string, PropertySchema> } }[];
+      }
+    ).tools;
+    properties = tools.find((t) => t.name === name)?.parameters.properties ?? {};
+  }
+  const args = parseCallArguments(words, properties);
+  const query = values.user ? `?user=${encodeURIComponent(values.user)}` : '';
+  const response = await gatewayFetch(target, `/api/v1/tools/${encodeURIComponent(name)}/invoke${query}`, {
+    method: 'POST',
+    body: args,
+    signal: io.signal,
+  });
+  return (await response.json()) as CallOutput;
+}
+
+/** The `call` command. */
+export const command: CliCommand = {
+  name: 'call',
+  summary: 'call one tool and print its result',
+  help,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(argv, {
+      user: { type: 'string' },
+      json: { type: 'boolean' },
+      ...GATEWAY_FLAGS,
+      ...CONNECTION_FLAGS,
+    });
+    const [name, ...words] = positionals;
+    if (!name) throw new UsageError('name the tool to call, e.g. toolbus call tell-joke topic=cats');
+    let result: CallOutput;
+    if (values.nats !== undefined || values.store !== undefined) {
+      const local = await openLocalTools({ nats: values.nats, store: values.store }, io);
+      try {
+        const tool = local.tools.get(name);
+        const props = (tool?.schema.parameters.properties ?? {}) as Record<string, PropertySchema>;
+        const args = parseCallArguments(words, props);
+        const r = await local.tools.call(name, args, { signal: io.signal, user: values.user ?? 'anonymous' });
+        result = {
+          name: r.name,
+          callId: r.callId,
+          content: r.content,
+          isError: r.isError,
+          ...(r.error ? { code: r.error.code } : {}),
+        };
+      } finally {
+        await local.close();
+      }
+    } else {
+      result = await callThroughGateway(io, values, name, words);
+    }
+    if (values.json) io.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    else if (result.isError)
+      io.stderr.write(`error${result.code ? ` (${result.code})` : ''}: ${result.content}\n`);
+    else io.stdout.write(result.content.endsWith('\n') ? result.content : result.content + '\n');
+    return result.isError ? ExitCode.Error : ExitCode.Ok;
+  },
+};

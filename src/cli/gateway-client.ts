@@ -1,0 +1,101 @@
+/**
+ * @module A small HTTP client for a running `toolbus up`, used by `call`, `tools` and `ask`.
+ */
+import type { CliIO } from './command.js';
+
+/** The default gateway address. */
+export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8888';
+
+/** An error answer from the gateway, or a connection failure, with a message for the terminal. */
+export class GatewayRequestError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'GatewayRequestError';
+  }
+}
+
+/** Where and how to reach the gateway. */
+export interface GatewayTarget {
+  url: string;
+  token: string | undefined;
+}
+
+/** Resolves `--url`/`--token` against `TOOLBUS_URL`/`TOOLBUS_TOKEN` and the default. */
+export function gatewayTarget(values: { url?: string; token?: string }, io: CliIO): GatewayTarget {
+  const url = (values.url ?? io.env.TOOLBUS_URL ?? DEFAULT_GATEWAY_URL).replace(/\/+$/, '');
+  return { url, token: values.token ?? io.env.TOOLBUS_TOKEN };
+}
+
+/** Sends a request to the gateway; resolves with the response (2xx or SSE) or rejects with a clear error. */
+export async function gatewayFetch(
+  target: GatewayTarget,
+  path: string,
+  init: { method?: string; body?: unknown; accept?: string; signal?: AbortSignal } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { accept: init.accept ?? 'application/json' };
+  if (target.token) headers.authorization = `Bearer ${target.token}`;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(target.url + path, {
+      method: init.method ?? 'GET',
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: init.signal,
+    });
+  } catch (error) {
+    if (init.signal?.aborted) throw error;
+    throw new GatewayRequestError(
+      `cannot reach toolbus at ${target.url} (${causeText(error)}). ` +
+        `Is 'toolbus up' running? Start it with 'npm start', or pass --url.`,
+      undefined,
+      'unreachable',
+    );
+  }
+  if (response.ok) return response;
+  let code: string | undefined;
+  let message = `${response.status} ${response.statusText}`;
+  try {
+    const body = (await response.json()) as { error?: { code?: string; message?: string } };
+    code = body.error?.code;
+    if (body.error?.message) message = body.error.message;
+  } catch {
+    // Not JSON: keep the status line.
+  }
+  if (response.status === 401) {
+    message += target.token ? ' (the token was refused)' : ' (set TOOLBUS_TOKEN or pass --token)';
+  }
+  throw new GatewayRequestError(message, response.status, code);
+}
+
+function causeText(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message;
+}
+
+/** Parses a `text/event-stream` body into `{ event, data }` records as they arrive. */
+export async function* readServerSentEvents(
+  body: ReadableStream<Uint8Array>,
+): AsyncGenerator<{ event: string; data: string }> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let boundary: number;
+    while ((boundary = buffer.indexOf('\n\n')) !== -1) {
+      const block = buffer.slice(0, boundary);
+      buffer = buffer.slice(boundary + 2);
+      let event = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (data.length > 0) yield { event, data: data.join('\n') };
+    }
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * @module Chooses the agent's model from the environment.
+ *
+ * | variable                 | effect                                                                 |
+ * |--------------------------|------------------------------------------------------------------------|
+ * | `SAPTIVA_API_KEY`        | Saptiva (`TOOLBUS_MODEL` picks the model, default Saptiva Turbo)       |
+ * | `OPENAI_API_KEY`         | OpenAI (`TOOLBUS_MODEL`, default gpt-4o-mini; `OPENAI_BASE_URL` for others) |
+ * | `OPENAI_BASE_URL` alone  | any OpenAI-compatible server without a key (Ollama, vLLM, llama.cpp)   |
+ * | `TOOLBUS_SCRIPTED_MODEL` | tests only: a JSON file of scripted replies (see below)                |
+ */
+import { readFileSync } from 'node:fs';
+import type { ChatCompletionClient } from '../models/index.js';
+
+/** The text `ask` and the gateway show when no model is configured. */
+export const NO_MODEL_MESSAGE =
+  'no model is configured, so the agent is not running (tools, config and the rest work without one). ' +
+  'To use the agent, restart `toolbus up` with one of: ' +
+  'OPENAI_API_KEY=sk-... (OpenAI; add OPENAI_BASE_URL for another OpenAI-compatible server), ' +
+  'OPENAI_BASE_URL=http://127.0.0.1:11434/v1 TOOLBUS_MODEL=llama3.2 (Ollama or any local server), ' +
+  'or SAPTIVA_API_KEY=... (Saptiva); TOOLBUS_MODEL picks the model.';
+
+/** A model and a line describing it for the start-up banner. */
+export interface ModelChoice {
+  model: ChatCompletionClient;
+  description: string;
+}
+
+/**
+ * One step of a `TOOLBUS_SCRIPTED_MODEL` file: a text answer, or tool calls
+ * (`{ "calls": [{ "name": "tell-joke", "arguments": { "topic": "cats" } }] }`).
+ */
+type ScriptFileStep = string | { calls: { name: string; arguments?: unknown }[]; thought?: string };
+
+/** Builds the model the environment asks for, or undefined when none is configured. */
+export async function modelFromEnv(env: NodeJS.ProcessEnv): Promise<ModelChoice | undefined> {
+  if (env.TOOLBUS_SCRIPTED_MODEL) {
+    const { ScriptedChatCompletionClient } = await import('../models/index.js');
+    const steps = JSON.parse(readFileSync(env.TOOLBUS_SCRIPTED_MODEL, 'utf8')) as ScriptFileStep[];
+    let n = 0;
+    const script = steps.map((step) =>
+      typeof step === 'string'
+        ? step
+        : {
+            content: step.calls.map((c) => ({
+              id: `call_${++n}`,
+              name: c.name,
+              arguments: JSON.stringify(c.arguments ?? {}),
+            })),
+            ...(step.thought ? { thought: step.thought } : {}),
+          },
+    );
+    return {
+      model: new ScriptedChatCompletionClient(script, { repeat: true }),
+      description: `scripted model from ${env.TOOLBUS_SCRIPTED_MODEL} (testing only)`,
+    };
+  }
+  if (env.SAPTIVA_API_KEY) {
+    const { saptivaClient } = await import('../models/openai/index.js');
+    const name = env.TOOLBUS_MODEL ?? 'Saptiva Turbo';
+    return {
+      model: saptivaClient({ model: name, apiKey: env.SAPTIVA_API_KEY }),
+      description: `Saptiva ${name}`,
+    };
+  }
+  if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) {
+    const { OpenAIChatCompletionClient } = await import('../models/openai/index.js');
+    const name = env.TOOLBUS_MODEL ?? 'gpt-4o-mini';
+    const model = new OpenAIChatCompletionClient({
+      model: name,
+      apiKey: env.OPENAI_API_KEY ?? 'not-needed',
+      ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+    });
+    return { model, description: `${name} at ${env.OPENAI_BASE_URL ?? 'api.openai.com'}` };
+  }
+  return undefined;
+}

@@ -1,0 +1,170 @@
+/**
+ * @module Wires a whole toolbus system together (what `toolbus up` runs): bus, config store, example
+ * service, registry, agent service and gateway. Only the CLI imports leaves, so the wiring lives here.
+ */
+import type { CliIO } from './command.js';
+import type { MessageBus } from '../bus/index.js';
+import type { ConfigStore } from '../config/index.js';
+import type { ChatCompletionClient } from '../models/index.js';
+import type { ToolProvider } from '../tools/index.js';
+import { createGateway, type Gateway, type GatewayAgent } from '../gateway/index.js';
+import { ToolRegistry } from '../registry/index.js';
+import { AgentClient, AgentService, ToolUseAgent } from '../agents/index.js';
+import type { DynamicToolService } from '../services/index.js';
+import { openBus, openConfigStore, describeStore } from './connect.js';
+import { defaultToolTypes } from './tool-types.js';
+
+/** Options of {@link startSystem}. */
+export interface SystemOptions {
+  nats?: string | undefined;
+  store?: string | undefined;
+  /** Start the example joke service and load its descriptors. */
+  examples: boolean;
+  model?: ChatCompletionClient | undefined;
+  token?: string | undefined;
+  agentUnavailableMessage: string;
+}
+
+/** A running system; `close()` stops everything in reverse order. */
+export interface RunningSystem {
+  bus: MessageBus;
+  store: ConfigStore;
+  registry: ToolRegistry;
+  tools: ToolProvider;
+  gateway: Gateway;
+  serviceNames: string[];
+  busDescription: string;
+  storeDescription: string;
+  problems(): readonly { key: string; message: string }[];
+  close(): Promise<void>;
+}
+
+const EXAMPLE_DIR = new URL('../../examples/joke-service/', import.meta.url);
+const EXAMPLE_DESCRIPTORS: [type: string, key: string, file: string][] = [
+  ['tool-service', 'joke-service', 'joke-service.json'],
+  ['tool', 'tell-joke', 'tell-joke.json'],
+  ['tool', 'tell-dad-joke', 'tell-dad-joke.json'],
+];
+
+/** Puts the example descriptors in the store unless an item of that name is already there. */
+async function loadExampleDescriptors(store: ConfigStore): Promise<void> {
+  const { readFile } = await import('node:fs/promises');
+  for (const [type, key, file] of EXAMPLE_DESCRIPTORS) {
+    const text = await readFile(new URL(file, EXAMPLE_DIR), 'utf8');
+    try {
+      await store.put(type, key, text, { ifRevision: 0 });
+    } catch (error) {
+      // Already there (maybe edited by the user): keep theirs.
+      if ((error as { code?: string }).code !== 'config-conflict') throw error;
+    }
+  }
+}
+
+async function startExampleService(bus: MessageBus): Promise<DynamicToolService> {
+  const mod = (await import(new URL('service.js', EXAMPLE_DIR).href)) as {
+    default: (bus: MessageBus) => DynamicToolService;
+  };
+  const service = mod.default(bus);
+  await service.start();
+  return service;
+}
+
+/** Adapts the bus agent client to what the gateway expects. */
+function gatewayAgent(client: AgentClient): GatewayAgent {
+  return {
+    async ask(question, options) {
+      return client.ask(question, {
+        user: options.user,
+        signal: options.signal,
+        ...(options.history ? { history: options.history } : {}),
+        ...(options.onEvent
+          ? { onEvent: (e) => options.onEvent?.({ type: e.type, content: e.content }) }
+          : {}),
+      });
+    },
+  };
+}
+
+/** Starts every part; on failure, stops what had started and rethrows. */
+export async function startSystem(options: SystemOptions, io: CliIO): Promise<RunningSystem> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const closeAll = async (): Promise<void> => {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        io.stderr.write(`toolbus: while stopping: ${(error as Error).message}\n`);
+      }
+    }
+  };
+  try {
+    const flags = { nats: options.nats, store: options.store };
+    const bus = await openBus(flags, io);
+    cleanups.push(() => bus.close());
+    const store = await openConfigStore(flags, io);
+    cleanups.push(() => store.close());
+
+    const serviceNames: string[] = [];
+    if (options.examples) {
+      await loadExampleDescriptors(store);
+      const service = await startExampleService(bus);
+      serviceNames.push('joke-service');
+      cleanups.push(() => service.stop());
+    }
+
+    const registry = new ToolRegistry({
+      store,
+      bus,
+      ...(options.model ? { model: options.model } : {}),
+      toolTypes: defaultToolTypes(),
+    });
+    await registry.start();
+    cleanups.push(() => registry.close());
+
+    let agent: GatewayAgent | undefined;
+    if (options.model) {
+      const model = options.model;
+      const agentService = new AgentService({
+        bus,
+        agent: new ToolUseAgent({ model, tools: registry.tools }),
+      });
+      await agentService.start();
+      cleanups.push(() => agentService.stop());
+      const client = new AgentClient(bus);
+      cleanups.push(() => client.close());
+      agent = gatewayAgent(client);
+      cleanups.push(() => model.close());
+    }
+
+    const { createMcpHttpHandler } = await import('../adapters/mcp/index.js');
+    const mcp = createMcpHttpHandler(registry.tools);
+    cleanups.push(() => mcp.close());
+
+    const gateway = createGateway({
+      tools: registry.tools,
+      store,
+      ...(agent ? { agent } : {}),
+      agentUnavailableMessage: options.agentUnavailableMessage,
+      ...(options.token ? { token: options.token } : {}),
+      problems: () => registry.problems(),
+      mcpHandler: (req, res) => mcp.handle(req, res),
+    });
+    cleanups.push(() => gateway.close());
+
+    return {
+      bus,
+      store,
+      registry,
+      tools: registry.tools,
+      gateway,
+      serviceNames,
+      busDescription: options.nats ? `NATS at ${options.nats}` : 'in-process (memory)',
+      storeDescription: describeStore(flags, io),
+      problems: () => registry.problems(),
+      close: closeAll,
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}

@@ -1,0 +1,16 @@
+/**
+ * @module The config tool types the CLI wires into every registry: `http` (built in) and `mcp-tool`
+ * (the MCP SDK, loaded only when an `mcp-tool` item first appears).
+ */
+import { httpToolType } from '../adapters/http/index.js';
+import type { ToolTypeFactory } from '../registry/index.js';
+
+/** Tool types for `ToolRegistry`'s `toolTypes` option. */
+export function defaultToolTypes(): Record<string, ToolTypeFactory> {
+  let mcp: Promise<ToolTypeFactory> | undefined;
+  const mcpToolType: ToolTypeFactory = async (descriptor, ctx) => {
+    mcp ??= import('../adapters/mcp/index.js').then((m) => m.mcpToolType());
+    return (await mcp)(descriptor, ctx);
+  };
+  return { http: httpToolType(), 'mcp-tool': mcpToolType };
+}
