@@ -1,0 +1,19 @@
+/**
+ * @module toolbus/nats: the distributed engine. `NatsBus` (the `MessageBus` on NATS core) and
+ * `NatsKvConfigStore` (the `ConfigStore` on JetStream key-value). Imports `@nats-io/*`; the root
+ * `toolbus` entry never loads this module.
+ */
+export {
+  NatsBus,
+  connectNats,
+  DEFAULT_NATS_RECONNECT_WAIT_MS,
+  DEFAULT_NATS_CONNECT_TIMEOUT_MS,
+} from './nats-bus.js';
+export type {
+  NatsBusOptions,
+  NatsBusConnectOptions,
+  NatsBusHooks,
+  NatsBusHook,
+  NatsBusStatus,
+} from './nats-bus.js';
+export { topicToSubject, checkSubjectPrefix } from './subjects.js';

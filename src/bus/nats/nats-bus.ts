@@ -1,0 +1,513 @@
+/**
+ * @module `NatsBus`: the `MessageBus` on NATS core (`@nats-io/transport-node`).
+ *
+ * Mapping (see `subjects.ts` for topics):
+ * - topic → subject: `request:tg:joke` and `non-persistent://tg/request/joke` → `request.tg.joke`
+ *   (behind `subjectPrefix` when set);
+ * - subscriber group → NATS queue group (each message reaches one member); no group → plain subscription
+ *   (every subscriber gets every message);
+ * - message properties → NATS headers (first value of each header on receipt);
+ * - `PublishOptions.onUnavailable` → the no-responders signal: the message is published with a reply
+ *   subject under one per-bus inbox wildcard, and the server answers that subject with status 503 when no
+ *   subscription matched. A later flush (one PING per batch of publishes, not one per message) tells the
+ *   bus that every publish before it was delivered, so the watch entries are dropped.
+ *
+ * The bus holds no tool logic and no request/response correlation (that lives once, in `services/`):
+ * publish is a buffered write (the client coalesces writes in one microtask), subscribe is one NATS
+ * subscription, so no per-call subscription, timer or promise is created here.
+ *
+ * Reconnect: the client reconnects by itself (forever by default) and re-creates every subscription;
+ * messages published while disconnected are buffered and sent on reconnect. Calls in flight during a
+ * disconnect are bounded by the caller's timeout (`ToolServiceClient` rejects them with `timeout`).
+ * Status changes reach `hooks.onStatus`.
+ */
+import {
+  connect,
+  createInbox,
+  headers as createHeaders,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  type NodeConnectionOptions,
+  type Status,
+  type Subscription,
+} from '@nats-io/transport-node';
+import { ToolbusError, isToolbusError } from '../../tools/index.js';
+import type {
+  BusHandler,
+  BusHooks,
+  BusMessage,
+  BusProperties,
+  BusSubscription,
+  MessageBus,
+  PublishOptions,
+  SubscribeOptions,
+} from '../index.js';
+import { checkSubjectPrefix, topicToSubject } from './subjects.js';
+
+/** A connection status change, as reported to {@link NatsBusHooks.onStatus}. */
+export interface NatsBusStatus {
+  /**
+   * `disconnect`, `reconnecting`, `reconnect`, `error`, `staleConnection`, `ldm` (the server is going into
+   * lame-duck mode), `update` (cluster changes), `close`, and other NATS client status types.
+   */
+  type: string;
+  /** The server involved, when known (`host:port`). */
+  server?: string;
+  /** The error, for `type: 'error'`. */
+  error?: Error;
+}
+
+/** One hook function or several, run in order. */
+export type NatsBusHook<T> = ((context: T) => void) | ReadonlyArray<(context: T) => void>;
+
+/** Hooks of a {@link NatsBus}. */
+export interface NatsBusHooks extends BusHooks {
+  /** Connection status changes: disconnect, reconnect, server errors. @default none */
+  onStatus?: NatsBusHook<NatsBusStatus>;
+  /** The bus closed: `error` is set when the connection closed because of one. @default none */
+  onClosed?: NatsBusHook<{ error?: Error }>;
+}
+
+/** Options of `new NatsBus(connection, options)`. */
+export interface NatsBusOptions {
+  /**
+   * Subject tokens put in front of every mapped topic, e.g. `toolbus` → `toolbus.request.tg.joke`; lets
+   * several toolbus installations share one NATS account. @default '' (none)
+   */
+  subjectPrefix?: string;
+  /** Hooks for handler errors, status changes and close. @default none */
+  hooks?: NatsBusHooks;
+  /**
+   * Whether {@link NatsBus.close} also drains and closes the NATS connection. @default false for the
+   * constructor (the caller owns the connection); `NatsBus.connect` sets it to true.
+   */
+  ownsConnection?: boolean;
+}
+
+/** Default delay between reconnect attempts (plus jitter). */
+export const DEFAULT_NATS_RECONNECT_WAIT_MS = 1_000;
+/** Default time to wait for the first connection. */
+export const DEFAULT_NATS_CONNECT_TIMEOUT_MS = 5_000;
+
+/** Options of {@link NatsBus.connect}. */
+export interface NatsBusConnectOptions extends Omit<NatsBusOptions, 'ownsConnection'> {
+  /** One or more server URLs, e.g. `nats://127.0.0.1:4222`. */
+  servers: string | string[];
+  /** The client name shown by the server's monitoring. @default 'toolbus' */
+  name?: string;
+  /** Reconnect after losing the connection. @default true */
+  reconnect?: boolean;
+  /** Reconnect attempts per server; -1 is unlimited. @default -1 */
+  maxReconnectAttempts?: number;
+  /** Delay between reconnect attempts to one server. @default DEFAULT_NATS_RECONNECT_WAIT_MS (1000) */
+  reconnectWaitMs?: number;
+  /** Time allowed for the first connection. @default DEFAULT_NATS_CONNECT_TIMEOUT_MS (5000) */
+  connectTimeoutMs?: number;
+  /** Further `@nats-io/transport-node` connection options (auth, TLS...), applied first. @default {} */
+  connection?: NodeConnectionOptions;
+  /** Aborts the connection attempt. @default none */
+  signal?: AbortSignal;
+}
+
+interface UnavailableWatch {
+  topic: string;
+  subject: string;
+  onUnavailable: NonNullable<PublishOptions['onUnavailable']>;
+}
+
+const RESOLVED: Promise<void> = Promise.resolve();
+const NO_PROPERTIES: BusProperties = Object.freeze({});
+const GROUP = /^[A-Za-z0-9_.-]+$/;
+const MAX_SUBJECT_CACHE = 4_096;
+
+function runHooks<T>(hook: NatsBusHook<T> | undefined, context: T): void {
+  if (!hook) return;
+  const list = typeof hook === 'function' ? [hook] : hook;
+  for (const fn of list) {
+    try {
+      fn(context);
+    } catch {
+      // A failing hook must not break the bus.
+    }
+  }
+}
+
+/** Maps an error thrown by the NATS client to a toolbus error. */
+function toBusError(error: unknown, what: string): ToolbusError {
+  if (isToolbusError(error)) return error as ToolbusError;
+  const err = error instanceof Error ? error : new Error(String(error));
+  const name = err.name;
+  if (name === 'ClosedConnectionError' || name === 'DrainingConnectionError') {
+    return new ToolbusError('closed', `${what}: the NATS connection is closed`, { cause: err });
+  }
+  if (/max_payload/i.test(err.message)) {
+    return new ToolbusError('too-large', `${what}: the message exceeds the server's max_payload`, {
+      cause: err,
+    });
+  }
+  if (name === 'InvalidArgumentError' || name === 'InvalidSubjectError' || name === 'TypeError') {
+    return new ToolbusError('invalid-request', `${what}: ${err.message}`, { cause: err });
+  }
+  return new ToolbusError('unavailable', `${what}: ${err.message}`, { cause: err });
+}
+
+/**
+ * The `MessageBus` on NATS. Create it with {@link NatsBus.connect}, or wrap a connection you manage with
+ * `new NatsBus(connection)`.
+ *
+ * @example
+ * ```ts
+ * import { NatsBus } from 'toolbus/nats';
+ * const bus = await NatsBus.connect({ servers: 'nats://127.0.0.1:4222' });
+ * await bus.subscribe('request:tg:joke', (m) => handle(m), { group: 'joke-service' });
+ * await bus.publish('request:tg:joke', '{"user":"alice"}', { id: '1' });
+ * await bus.close();
+ * ```
+ */
+export class NatsBus implements MessageBus {
+  /** The underlying NATS connection (shareable, e.g. with `NatsKvConfigStore`). */
+  readonly connection: NatsConnection;
+  /** Resolves when the bus is closed: with the error that closed the connection, if any. Never rejects. */
+  readonly closed: Promise<void | Error>;
+
+  readonly #prefix: string;
+  readonly #hooks: NatsBusHooks;
+  readonly #ownsConnection: boolean;
+  readonly #subjects = new Map<string, string>();
+  readonly #subscriptions = new Set<Subscription>();
+  #closing: Promise<void> | undefined;
+  #resolveClosed!: (value: void | Error) => void;
+
+  // No-responders tracking: publishes since the last flush started, and the batch being flushed.
+  #inbox: string | undefined;
+  #inboxSubscription: Subscription | undefined;
+  #sequence = 0;
+  #watching = new Map<string, UnavailableWatch>();
+  #settling: Map<string, UnavailableWatch> | undefined;
+
+  /**
+   * Wraps an open NATS connection.
+   * @throws ToolbusError `invalid-config` for a bad `subjectPrefix`.
+   */
+  constructor(connection: NatsConnection, options: NatsBusOptions = {}) {
+    this.connection = connection;
+    this.#prefix = options.subjectPrefix ? checkSubjectPrefix(options.subjectPrefix) : '';
+    this.#hooks = options.hooks ?? {};
+    this.#ownsConnection = options.ownsConnection ?? false;
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    void connection.closed().then((error) => this.#onConnectionClosed(error ?? undefined));
+    void this.#watchStatus();
+  }
+
+  /**
+   * Connects to NATS and returns a bus that owns the connection.
+   * Rejects with code `unavailable` when no server answers within `connectTimeoutMs`, `cancelled` on abort,
+   * `invalid-config` for bad options.
+   */
+  static async connect(options: NatsBusConnectOptions): Promise<NatsBus> {
+    const subjectPrefix = options.subjectPrefix ? checkSubjectPrefix(options.subjectPrefix) : '';
+    const connection = await connectNats(options);
+    return new NatsBus(connection, { subjectPrefix, hooks: options.hooks, ownsConnection: true });
+  }
+
+  /** Maps a topic to its subject on this bus (prefix included). */
+  subjectOf(topic: string): string {
+    let subject = this.#subjects.get(topic);
+    if (subject === undefined) {
+      subject = topicToSubject(topic, this.#prefix);
+      if (this.#subjects.size >= MAX_SUBJECT_CACHE) this.#subjects.clear();
+      this.#subjects.set(topic, subject);
+    }
+    return subject;
+  }
+
+  /**
+   * Publishes one message. Rejects with `closed` after close, `too-large` above the server's max payload,
+   * `invalid-config` for a bad topic, `invalid-request` for a property NATS cannot carry as a header.
+   */
+  publish(
+    topic: string,
+    body: Uint8Array | string,
+    properties?: BusProperties,
+    options?: PublishOptions,
+  ): Promise<void> {
+    if (this.#closing) {
+      return Promise.reject(
+        new ToolbusError('closed', `cannot publish to topic '${topic}': the bus is closed`),
+      );
+    }
+    try {
+      const subject = this.subjectOf(topic);
+      let hdrs: MsgHdrs | undefined;
+      if (properties) {
+        for (const key in properties) {
+          hdrs ??= createHeaders();
+          hdrs.set(key, properties[key] as string);
+        }
+      }
+      const onUnavailable = options?.onUnavailable;
+      if (onUnavailable === undefined) {
+        this.connection.publish(subject, body, hdrs ? { headers: hdrs } : undefined);
+        return RESOLVED;
+      }
+      const token = (this.#sequence++).toString(36);
+      const inbox = this.#inbox ?? this.#openInbox();
+      this.connection.publish(subject, body, { headers: hdrs, reply: `${inbox}.${token}` });
+      // Registered after the publish: a 503 can only arrive in a later turn of the event loop.
+      this.#watching.set(token, { topic, subject, onUnavailable });
+      if (this.#settling === undefined) this.#settle();
+      return RESOLVED;
+    } catch (error) {
+      return Promise.reject(toBusError(error, `cannot publish to topic '${topic}'`));
+    }
+  }
+
+  /**
+   * Subscribes `handler` to a topic; resolves once the server has registered the subscription. Rejects
+   * with `closed` after close, `invalid-config` for a bad topic or group name.
+   */
+  async subscribe(
+    topic: string,
+    handler: BusHandler,
+    options: SubscribeOptions = {},
+  ): Promise<BusSubscription> {
+    if (this.#closing) {
+      throw new ToolbusError('closed', `cannot subscribe to topic '${topic}': the bus is closed`);
+    }
+    const subject = this.subjectOf(topic);
+    const group = options.group;
+    if (group !== undefined && !GROUP.test(group)) {
+      throw new ToolbusError(
+        'invalid-config',
+        `subscriber group '${group}' is not valid: expected a name of [A-Za-z0-9_.-]`,
+      );
+    }
+    const hooks = this.#hooks;
+    const onError = (error: unknown, message: BusMessage): void => {
+      if (hooks.onHandlerError) {
+        try {
+          hooks.onHandlerError(error, message);
+        } catch {
+          // A failing hook must not break the subscription.
+        }
+      }
+    };
+    let subscription: Subscription;
+    try {
+      subscription = this.connection.subscribe(subject, {
+        queue: group,
+        callback: (_error, msg) => {
+          const message: BusMessage = { topic, body: msg.data, properties: readProperties(msg) };
+          try {
+            const result = handler(message);
+            if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
+              (result as Promise<void>).then(undefined, (error: unknown) => onError(error, message));
+            }
+          } catch (error) {
+            onError(error, message);
+          }
+        },
+      });
+    } catch (error) {
+      throw toBusError(error, `cannot subscribe to topic '${topic}'`);
+    }
+    this.#subscriptions.add(subscription);
+    // Resolve once the server has processed the SUB, so a publish right after reaches this subscriber.
+    // While disconnected this waits for the reconnect (the client re-sends the SUB then).
+    try {
+      await this.connection.flush();
+    } catch (error) {
+      this.#subscriptions.delete(subscription);
+      throw toBusError(error, `cannot subscribe to topic '${topic}'`);
+    }
+    const subscriptions = this.#subscriptions;
+    return {
+      unsubscribe: async () => {
+        if (!subscriptions.delete(subscription)) return;
+        if (!subscription.isClosed()) subscription.unsubscribe();
+      },
+    };
+  }
+
+  /**
+   * Closes the bus: stops every subscription and, when the bus owns the connection, drains and closes it.
+   * Idempotent; later publishes reject with `closed`.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  /** Alias of {@link close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #close(): Promise<void> {
+    this.#dropWatches();
+    if (this.#ownsConnection) {
+      if (!this.connection.isClosed()) {
+        try {
+          await this.connection.drain();
+        } catch {
+          await this.connection.close().catch(() => undefined);
+        }
+      }
+    } else {
+      for (const subscription of this.#subscriptions) {
+        if (!subscription.isClosed()) subscription.unsubscribe();
+      }
+      this.#inboxSubscription?.unsubscribe();
+    }
+    this.#subscriptions.clear();
+    this.#onConnectionClosed(undefined);
+  }
+
+  #onConnectionClosed(error: Error | undefined): void {
+    this.#closing ??= RESOLVED;
+    this.#dropWatches();
+    const resolve = this.#resolveClosed;
+    if (!resolve) return;
+    this.#resolveClosed = undefined as never;
+    resolve(error);
+    runHooks(this.#hooks.onClosed, error ? { error } : {});
+  }
+
+  async #watchStatus(): Promise<void> {
+    try {
+      for await (const status of this.connection.status()) {
+        if (status.type === 'disconnect') this.#dropWatches();
+        runHooks(this.#hooks.onStatus, toStatus(status));
+      }
+    } catch {
+      // The status iterator ends when the connection closes.
+    }
+  }
+
+  #openInbox(): string {
+    const inbox = createInbox();
+    this.#inboxSubscription = this.connection.subscribe(`${inbox}.*`, {
+      callback: (_error, msg) => this.#onNoResponders(msg),
+    });
+    this.#inbox = inbox;
+    return inbox;
+  }
+
+  #onNoResponders(msg: Msg): void {
+    const token = msg.subject.slice((this.#inbox?.length ?? 0) + 1);
+    const watch = this.#watching.get(token) ?? this.#settling?.get(token);
+    if (watch === undefined) return;
+    this.#watching.delete(token);
+    this.#settling?.delete(token);
+    if (msg.headers?.code !== 503) return;
+    try {
+      watch.onUnavailable(
+        new ToolbusError(
+          'unavailable',
+          `nobody is subscribed to topic '${watch.topic}' (NATS subject '${watch.subject}'): ` +
+            `expected a running service or subscriber`,
+        ),
+      );
+    } catch {
+      // The caller's callback must not break the bus.
+    }
+  }
+
+  /**
+   * Starts one flush for every publish watched so far. The server handles a connection's messages in
+   * order, so any 503 for them arrives before the flush's PONG: when the flush settles, the rest had
+   * subscribers and their entries are dropped.
+   */
+  #settle(): void {
+    const batch = this.#watching;
+    this.#watching = new Map();
+    this.#settling = batch;
+    const done = (): void => {
+      if (this.#settling === batch) this.#settling = undefined;
+      batch.clear();
+      if (this.#watching.size > 0 && this.#closing === undefined) this.#settle();
+    };
+    this.connection.flush().then(done, done);
+  }
+
+  /** Unknowable after a disconnect or close: drop every watch (callers' timeouts still apply). */
+  #dropWatches(): void {
+    this.#watching.clear();
+    this.#settling?.clear();
+  }
+
+  /** Publishes watched for the no-responders signal and not yet settled (for tests and diagnostics). */
+  get pendingUnavailableWatches(): number {
+    return this.#watching.size + (this.#settling?.size ?? 0);
+  }
+}
+
+function readProperties(msg: Msg): BusProperties {
+  const hdrs = msg.headers;
+  if (hdrs === undefined) return NO_PROPERTIES;
+  const properties: Record<string, string> = {};
+  for (const [key, values] of hdrs) {
+    if (values[0] !== undefined) properties[key] = values[0];
+  }
+  return properties;
+}
+
+function toStatus(status: Status): NatsBusStatus {
+  const out: NatsBusStatus = { type: status.type };
+  if ('server' in status && typeof status.server === 'string') out.server = status.server;
+  if (status.type === 'error') out.error = status.error;
+  return out;
+}
+
+/**
+ * Opens a NATS connection with toolbus's defaults (used by `NatsBus.connect` and
+ * `NatsKvConfigStore.connect`). Rejects with `unavailable`, `cancelled` or `invalid-config`.
+ */
+export async function connectNats(options: NatsBusConnectOptions): Promise<NatsConnection> {
+  const { signal } = options;
+  if (signal?.aborted) throw abortError(signal, options.servers);
+  const servers = options.servers;
+  if ((Array.isArray(servers) && servers.length === 0) || servers === '') {
+    throw new ToolbusError('invalid-config', `NATS servers must be given, e.g. 'nats://127.0.0.1:4222'`);
+  }
+  const pending = connect({
+    ...options.connection,
+    servers,
+    name: options.name ?? 'toolbus',
+    reconnect: options.reconnect ?? true,
+    maxReconnectAttempts: options.maxReconnectAttempts ?? -1,
+    reconnectTimeWait: options.reconnectWaitMs ?? DEFAULT_NATS_RECONNECT_WAIT_MS,
+    timeout: options.connectTimeoutMs ?? DEFAULT_NATS_CONNECT_TIMEOUT_MS,
+  });
+  let onAbort: (() => void) | undefined;
+  try {
+    if (!signal) return await pending;
+    return await Promise.race([
+      pending,
+      new Promise<never>((_, reject) => {
+        onAbort = () => reject(abortError(signal, servers));
+        signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } catch (error) {
+    // A connection that opens after an abort is closed at once.
+    void pending.then((nc) => nc.close()).catch(() => undefined);
+    if (isToolbusError(error)) throw error;
+    const err = error as Error;
+    throw new ToolbusError(
+      'unavailable',
+      `cannot connect to NATS at ${JSON.stringify(servers)}: ${err.message}; expected a running nats-server`,
+      { cause: err },
+    );
+  } finally {
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function abortError(signal: AbortSignal, servers: string | string[]): ToolbusError {
+  if (isToolbusError(signal.reason)) return signal.reason as ToolbusError;
+  return new ToolbusError('cancelled', `connecting to NATS at ${JSON.stringify(servers)} was cancelled`, {
+    cause: signal.reason,
+  });
+}
