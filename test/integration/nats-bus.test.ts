@@ -96,6 +96,7 @@ describe('NatsBus', () => {
       n++;
       if (m.properties.kind === 'sync') throw new Error('sync boom');
       if (m.properties.kind === 'async') return Promise.reject(new Error('async boom'));
+      return undefined;
     });
     await bus.publish('notify:tg:boom', '', { kind: 'sync' });
     await bus.publish('notify:tg:boom', '', { kind: 'async' });
