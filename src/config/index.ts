@@ -1,5 +1,6 @@
 /**
- * @module config: the ConfigStore contract and the in-memory store.
+ * @module config: the ConfigStore contract, the in-memory store, JSON value parsing with error positions,
+ * and helpers the store backends share.
  */
 export type {
   ConfigStore,
@@ -8,3 +9,9 @@ export type {
   ConfigWriteOptions,
   ConfigWatchOptions,
 } from './config-store.js';
+export { MemoryConfigStore, checkRevision } from './memory-config-store.js';
+export { parseJsonValue, toJsonValue, toConfigValue, findJsonError } from './json-value.js';
+export type { JsonErrorPosition, ParseJsonValueOptions } from './json-value.js';
+export { ChangeQueue, DEFAULT_WATCH_BUFFER } from './change-queue.js';
+export type { ChangeQueueOptions } from './change-queue.js';
+export { assertConfigName, CONFIG_NAME_PATTERN } from './config-names.js';

@@ -1,0 +1,30 @@
+/**
+ * @module The rule for config item types and keys, shared by every store backend.
+ */
+import { ToolbusError } from '../tools/index.js';
+
+/**
+ * A type or key: 1–128 characters of `[A-Za-z0-9_.=-]`, starting with a letter or digit. This is the
+ * intersection of what SQLite, NATS KV keys and file names accept, so an item moves between backends.
+ */
+export const CONFIG_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.=-]{0,127}$/;
+
+/**
+ * Checks a config item's type and key.
+ * @throws ToolbusError `invalid-config` naming the bad part and the allowed characters.
+ */
+export function assertConfigName(type: string, key?: string): void {
+  check('type', type);
+  if (key !== undefined) check('key', key);
+}
+
+function check(part: 'type' | 'key', value: unknown): void {
+  if (typeof value === 'string' && CONFIG_NAME_PATTERN.test(value)) return;
+  const shown =
+    typeof value === 'string' ? `'${value.length > 60 ? value.slice(0, 60) + '…' : value}'` : typeof value;
+  throw new ToolbusError(
+    'invalid-config',
+    `config ${part} ${shown} is not valid: expected 1-128 characters of letters, digits, '_', '.', '=' ` +
+      `or '-', starting with a letter or digit (e.g. 'tool-service' / 'joke-service')`,
+  );
+}

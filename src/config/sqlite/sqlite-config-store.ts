@@ -1,0 +1,429 @@
+/**
+ * @module `SqliteConfigStore`: the embedded default config store, one SQLite file in WAL mode, whose
+ * watchers also see changes written by other processes on the same file.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import type { JsonValue } from '../../schema/index.js';
+import { ToolbusError } from '../../tools/index.js';
+import {
+  ChangeQueue,
+  assertConfigName,
+  checkRevision,
+  toConfigValue,
+  type ConfigChange,
+  type ConfigItem,
+  type ConfigStore,
+  type ConfigWatchOptions,
+  type ConfigWriteOptions,
+} from '../index.js';
+
+/** How often watchers poll the file for changes written by other processes, by default. */
+export const DEFAULT_SQLITE_POLL_MS = 150;
+/** How long a write waits for another process's lock before failing, by default. */
+export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000;
+/** How many past changes the file keeps for watchers that read them later. */
+export const SQLITE_CHANGES_KEPT = 10_000;
+const SCHEMA_VERSION = 1;
+
+/** Options of {@link SqliteConfigStore}. */
+export interface SqliteConfigStoreOptions {
+  /** The database file. @default `<home>/config.db` (see {@link defaultConfigPath}) */
+  path?: string;
+  /** The toolbus home directory. @default `$TOOLBUS_HOME`, else `./.toolbus` */
+  home?: string;
+  /** How often watchers look for changes made by other processes. @default DEFAULT_SQLITE_POLL_MS (150) */
+  pollMs?: number;
+  /** How long a write waits for another writer's lock. @default DEFAULT_SQLITE_BUSY_TIMEOUT_MS (5000) */
+  busyTimeoutMs?: number;
+  /**
+   * `full` syncs every commit to disk (an acknowledged put survives a power cut); `normal` survives a
+   * process crash only and is faster. @default 'full'
+   */
+  synchronous?: 'full' | 'normal';
+}
+
+/**
+ * The config file path used when none is given: `<home>/config.db`, where home is `options.home`, else
+ * the `TOOLBUS_HOME` environment variable, else `./.toolbus` (relative to the working directory).
+ */
+export function defaultConfigPath(options: { home?: string; env?: NodeJS.ProcessEnv } = {}): string {
+  const home = options.home ?? (options.env ?? process.env).TOOLBUS_HOME ?? '.toolbus';
+  return resolve(join(home, 'config.db'));
+}
+
+interface Row {
+  type: string;
+  key: string;
+  value: string;
+  revision: number;
+}
+interface ChangeRow {
+  revision: number;
+  kind: 'put' | 'delete';
+  type: string;
+  key: string;
+  value: string | null;
+}
+
+interface Watcher {
+  queue: ChangeQueue<ConfigChange>;
+  /** Changes at or below this revision were already delivered (or predate the watch). */
+  after: number;
+}
+
+/**
+ * A {@link ConfigStore} in one SQLite file (`better-sqlite3`, WAL). Several processes may open the same
+ * file: writes are serialised by SQLite, conditional puts use `ifRevision`, and every watcher polls a
+ * change table (every `pollMs`) so it sees other processes' writes; writes of this process reach its
+ * own watchers at once.
+ *
+ * Errors: `invalid-config` (bad JSON, with line/column/position; bad type or key), `config-conflict`
+ * (`ifRevision` did not match), `store-error` (corrupt, unreadable or unwritable file: the message names
+ * the path and what to do), `closed`.
+ *
+ * @example
+ * ```ts
+ * import { SqliteConfigStore } from 'toolbus/sqlite';
+ * const store = new SqliteConfigStore(); // ./.toolbus/config.db or $TOOLBUS_HOME/config.db
+ * const rev = await store.put('tool', 'tell-joke', { type: 'tool-service', name: 'tell-joke', ... });
+ * await store.put('tool', 'tell-joke', { ... }, { ifRevision: rev }); // config-conflict if changed since
+ * ```
+ */
+export class SqliteConfigStore implements ConfigStore {
+  /** The absolute path of the database file. */
+  readonly path: string;
+  readonly #db: Database.Database;
+  readonly #pollMs: number;
+  readonly #watchers = new Set<Watcher>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #closed = false;
+  readonly #stmt: {
+    get: Database.Statement<[string, string], Row>;
+    listAll: Database.Statement<[], Row>;
+    listType: Database.Statement<[string], Row>;
+    upsert: Database.Statement<[string, string, string, number]>;
+    remove: Database.Statement<[string, string]>;
+    addChange: Database.Statement<[string, string, string, string | null]>;
+    prune: Database.Statement<[number]>;
+    changesAfter: Database.Statement<[number], ChangeRow>;
+    revision: Database.Statement<[], { seq: number }>;
+    oldest: Database.Statement<[], { revision: number }>;
+  };
+
+  /** Opens (and creates if needed) the file. @throws ToolbusError `store-error` naming the path. */
+  constructor(options: SqliteConfigStoreOptions = {}) {
+    this.path =
+      options.path !== undefined ? resolve(options.path) : defaultConfigPath({ home: options.home });
+    this.#pollMs = options.pollMs ?? DEFAULT_SQLITE_POLL_MS;
+    let db: Database.Database | undefined;
+    try {
+      try {
+        mkdirSync(dirname(this.path), { recursive: true });
+      } catch (error) {
+        throw storeError(this.path, 'open', error);
+      }
+      if (isDirectory(this.path)) {
+        throw new ToolbusError(
+          'store-error',
+          `config store '${this.path}' is a directory, not a database file; pass a file path (e.g. ` +
+            `'${join(this.path, 'config.db')}')`,
+        );
+      }
+      db = new Database(this.path, { timeout: options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS });
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version > SCHEMA_VERSION) {
+        throw new ToolbusError(
+          'store-error',
+          `config store '${this.path}' was written by a newer toolbus (schema ${version}, this one reads ` +
+            `${SCHEMA_VERSION}); upgrade toolbus or use another file`,
+        );
+      }
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS items (
+          type TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, revision INTEGER NOT NULL,
+          PRIMARY KEY (type, key)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS changes (
+          revision INTEGER PRIMARY KEY AUTOINCREMENT,
+          kind TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, value TEXT
+        );
+        PRAGMA user_version = ${SCHEMA_VERSION};
+      `);
+      this.#stmt = {
+        get: db.prepare('SELECT type, key, value, revision FROM items WHERE type = ? AND key = ?'),
+        listAll: db.prepare('SELECT type, key, value, revision FROM items ORDER BY type, key'),
+        listType: db.prepare('SELECT type, key, value, revision FROM items WHERE type = ? ORDER BY key'),
+        upsert: db.prepare(
+          'INSERT INTO items (type, key, value, revision) VALUES (?, ?, ?, ?) ' +
+            'ON CONFLICT (type, key) DO UPDATE SET value = excluded.value, revision = excluded.revision',
+        ),
+        remove: db.prepare('DELETE FROM items WHERE type = ? AND key = ?'),
+        addChange: db.prepare('INSERT INTO changes (kind, type, key, value) VALUES (?, ?, ?, ?)'),
+        prune: db.prepare('DELETE FROM changes WHERE revision <= ?'),
+        changesAfter: db.prepare(
+          'SELECT revision, kind, type, key, value FROM changes WHERE revision > ? ORDER BY revision LIMIT 1000',
+        ),
+        revision: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'"),
+        oldest: db.prepare('SELECT revision FROM changes ORDER BY revision LIMIT 1'),
+      };
+    } catch (error) {
+      db?.close();
+      throw error instanceof ToolbusError ? error : storeError(this.path, 'open', error);
+    }
+    this.#db = db;
+  }
+
+  put(
+    type: string,
+    key: string,
+    value: string | JsonValue,
+    options: ConfigWriteOptions = {},
+  ): Promise<number> {
+    return this.#run('write', () => {
+      assertConfigName(type, key);
+      const text = JSON.stringify(toConfigValue(type, key, value));
+      const revision = this.#db
+        .transaction(() => {
+          checkRevision(`${type}/${key}`, this.#stmt.get.get(type, key)?.revision ?? 0, options.ifRevision);
+          const rev = Number(this.#stmt.addChange.run('put', type, key, text).lastInsertRowid);
+          this.#stmt.upsert.run(type, key, text, rev);
+          if (rev % 1000 === 0) this.#stmt.prune.run(rev - SQLITE_CHANGES_KEPT);
+          return rev;
+        })
+        .immediate();
+      this.#pump();
+      return revision;
+    });
+  }
+
+  get(type: string, key: string): Promise<ConfigItem | undefined> {
+    return this.#run('read', () => {
+      assertConfigName(type, key);
+      const row = this.#stmt.get.get(type, key);
+      return row && toItem(row);
+    });
+  }
+
+  list(type?: string): Promise<ConfigItem[]> {
+    return this.#run('read', () => {
+      if (type !== undefined) assertConfigName(type);
+      return (type === undefined ? this.#stmt.listAll.all() : this.#stmt.listType.all(type)).map(toItem);
+    });
+  }
+
+  delete(type: string, key: string, options: ConfigWriteOptions = {}): Promise<boolean> {
+    return this.#run('write', () => {
+      assertConfigName(type, key);
+      const existed = this.#db
+        .transaction(() => {
+          const current = this.#stmt.get.get(type, key)?.revision ?? 0;
+          checkRevision(`${type}/${key}`, current, options.ifRevision);
+          if (current === 0) return false;
+          this.#stmt.remove.run(type, key);
+          this.#stmt.addChange.run('delete', type, key, null);
+          return true;
+        })
+        .immediate();
+      this.#pump();
+      return existed;
+    });
+  }
+
+  /**
+   * Changes in revision order, from now on (and first every existing item with `includeExisting`). Sees
+   * writes of other processes within about `pollMs`. A watcher more than 10 000 changes behind fails with
+   * `store-error`; watch again with `includeExisting` to resynchronise.
+   */
+  watch(options: ConfigWatchOptions = {}): AsyncIterable<ConfigChange> {
+    const queue: ChangeQueue<ConfigChange> = new ChangeQueue<ConfigChange>({
+      signal: options.signal,
+      what: `SqliteConfigStore.watch('${this.path}')`,
+      onClose: () => {
+        this.#watchers.delete(watcher);
+        this.#schedule();
+      },
+    });
+    const watcher: Watcher = { queue, after: 0 };
+    if (this.#closed) {
+      queue.end();
+      return queue;
+    }
+    try {
+      // One read transaction: the snapshot and its revision agree.
+      this.#db
+        .transaction(() => {
+          watcher.after = this.#revisionNow();
+          if (options.includeExisting) {
+            for (const item of this.#stmt.listAll.all().map(toItem)) {
+              queue.push({
+                kind: 'put',
+                type: item.type,
+                key: item.key,
+                value: item.value,
+                revision: item.revision,
+              });
+            }
+          }
+        })
+        .deferred();
+    } catch (error) {
+      queue.fail(storeError(this.path, 'read', error));
+      return queue;
+    }
+    if (!queue.closed) {
+      this.#watchers.add(watcher);
+      this.#schedule();
+    }
+    return queue;
+  }
+
+  revision(): Promise<number> {
+    return this.#run('read', () => this.#revisionNow());
+  }
+
+  /** Ends every watch and closes the file. Idempotent. */
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    for (const w of [...this.#watchers]) w.queue.end();
+    this.#watchers.clear();
+    this.#schedule();
+    try {
+      this.#db.close();
+    } catch {
+      // closing twice or a failed open: nothing left to release
+    }
+    return Promise.resolve();
+  }
+
+  /** Alias of {@link close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #revisionNow(): number {
+    return this.#stmt.revision.get()?.seq ?? 0;
+  }
+
+  /** Runs a synchronous database operation, reporting failures by rejecting with a clear error. */
+  #run<T>(op: 'read' | 'write', fn: () => T): Promise<T> {
+    if (this.#closed) {
+      return Promise.reject(
+        new ToolbusError('closed', `config store '${this.path}' is closed; open it again`),
+      );
+    }
+    try {
+      return Promise.resolve(fn());
+    } catch (error) {
+      return Promise.reject(error instanceof ToolbusError ? error : storeError(this.path, op, error));
+    }
+  }
+
+  /** Polls only while someone watches, so an idle store keeps no timer. */
+  #schedule(): void {
+    if (this.#watchers.size > 0 && !this.#closed) {
+      // Not unref'd: an open watch keeps the process alive, as a subscription does.
+      this.#timer ??= setInterval(() => this.#pump(), this.#pollMs);
+    } else if (this.#timer) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  /** Delivers every change newer than what each watcher has seen. */
+  #pump(): void {
+    if (this.#watchers.size === 0 || this.#closed) return;
+    try {
+      let from = Math.min(...[...this.#watchers].map((w) => w.after));
+      const oldest = this.#stmt.oldest.get()?.revision;
+      for (;;) {
+        const rows = this.#stmt.changesAfter.all(from);
+        if (rows.length === 0) break;
+        for (const w of this.#watchers) {
+          if (oldest !== undefined && w.after + 1 < oldest) {
+            w.queue.fail(
+              new ToolbusError(
+                'store-error',
+                `config store '${this.path}': a watcher missed changes that were already pruned; ` +
+                  'watch again with includeExisting to resynchronise',
+              ),
+            );
+          }
+        }
+        for (const row of rows) {
+          const change: ConfigChange =
+            row.kind === 'put'
+              ? {
+                  kind: 'put',
+                  type: row.type,
+                  key: row.key,
+                  value: JSON.parse(row.value ?? 'null') as JsonValue,
+                  revision: row.revision,
+                }
+              : { kind: 'delete', type: row.type, key: row.key, revision: row.revision };
+          for (const w of this.#watchers) {
+            if (row.revision > w.after) {
+              w.after = row.revision;
+              w.queue.push(
+                change.value === undefined ? change : { ...change, value: structuredClone(change.value) },
+              );
+            }
+          }
+        }
+        from = rows[rows.length - 1]!.revision;
+        if (rows.length < 1000) break;
+      }
+    } catch (error) {
+      const failure = storeError(this.path, 'read', error);
+      for (const w of [...this.#watchers]) w.queue.fail(failure);
+    }
+  }
+}
+
+function toItem(row: Row): ConfigItem {
+  return { type: row.type, key: row.key, value: JSON.parse(row.value) as JsonValue, revision: row.revision };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Turns a SQLite or file-system failure into a `store-error` that names the path and what to do. */
+function storeError(path: string, op: 'open' | 'read' | 'write', error: unknown): ToolbusError {
+  const code = String((error as { code?: unknown }).code ?? '');
+  const detail = error instanceof Error ? error.message : String(error);
+  let advice: string;
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
+    advice =
+      `is not a SQLite database or is corrupt (${code}: ${detail}). Move it aside ` +
+      `(mv '${path}' '${path}.bad') to start an empty store, or choose another file with --store or TOOLBUS_HOME`;
+  } else if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    advice = `is locked by another process (${code}: ${detail}); retry, or raise busyTimeoutMs`;
+  } else if (
+    code.startsWith('SQLITE_READONLY') ||
+    code.startsWith('SQLITE_CANTOPEN') ||
+    code === 'SQLITE_PERM' ||
+    code.startsWith('SQLITE_IOERR') ||
+    code === 'SQLITE_FULL' ||
+    code === 'EACCES' ||
+    code === 'EPERM' ||
+    code === 'ENOTDIR' ||
+    code === 'EROFS' ||
+    code === 'EEXIST'
+  ) {
+    advice =
+      `cannot be ${op === 'write' ? 'written' : 'opened'} (${code}: ${detail}). Check that its directory ` +
+      `exists and is writable and that the disk is not full, or choose another file with --store or TOOLBUS_HOME`;
+  } else {
+    advice = `failed to ${op} (${code || 'error'}: ${detail})`;
+  }
+  return new ToolbusError('store-error', `config store '${path}' ${advice}`, { cause: error });
+}

@@ -1,0 +1,185 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ToolbusError } from '../../src/tools/index.js';
+import { SqliteConfigStore, defaultConfigPath } from '../../src/config/sqlite/index.js';
+import { runConfigStoreConformance, takeChanges } from '../support/config-store-conformance.js';
+
+const root = mkdtempSync(join(tmpdir(), 'toolbus-sqlite-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+const freshPath = (): string => join(root, `db-${n++}`, 'config.db');
+
+runConfigStoreConformance(
+  'SqliteConfigStore',
+  () => new SqliteConfigStore({ path: freshPath(), pollMs: 25 }),
+);
+
+const tsx = ['--import', 'tsx'];
+function startChild(script: string, args: string[]) {
+  const child = spawn(
+    process.execPath,
+    [...tsx, new URL(`../fixtures/${script}`, import.meta.url).pathname, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const lines = createInterface({ input: child.stdout });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, lines, exited, stderr: () => stderr };
+}
+
+describe('SqliteConfigStore file', () => {
+  test('defaults to $TOOLBUS_HOME/config.db, else ./.toolbus/config.db', () => {
+    assert.equal(defaultConfigPath({ env: { TOOLBUS_HOME: '/srv/tb' } }), '/srv/tb/config.db');
+    assert.equal(defaultConfigPath({ env: {} }), join(process.cwd(), '.toolbus', 'config.db'));
+    assert.equal(defaultConfigPath({ home: '/h', env: { TOOLBUS_HOME: '/x' } }), '/h/config.db');
+    const store = new SqliteConfigStore({ home: join(root, 'home') });
+    assert.equal(store.path, join(root, 'home', 'config.db'));
+    return store.close();
+  });
+
+  test('data persists across re-open, with revisions', async () => {
+    const path = freshPath();
+    const a = new SqliteConfigStore({ path });
+    const rev = await a.put('tool', 'x', '{"a":1}');
+    await a.close();
+    const b = new SqliteConfigStore({ path });
+    assert.deepEqual(await b.get('tool', 'x'), { type: 'tool', key: 'x', value: { a: 1 }, revision: rev });
+    assert.equal(await b.revision(), rev);
+    await b.close();
+  });
+
+  test('a corrupt file gives store-error naming the path and what to do', () => {
+    const path = join(root, 'corrupt.db');
+    writeFileSync(path, 'this is not a database, just some text that is long enough '.repeat(40));
+    assert.throws(
+      () => new SqliteConfigStore({ path }),
+      (e: unknown) => {
+        assert.ok(e instanceof ToolbusError);
+        assert.equal(e.code, 'store-error');
+        assert.ok(e.message.includes(path), e.message);
+        assert.match(e.message, /not a SQLite database or is corrupt/);
+        assert.match(e.message, /Move it aside/);
+        return true;
+      },
+    );
+  });
+
+  test('an unwritable location gives store-error naming the path and what to do', () => {
+    const blocker = join(root, 'a-file');
+    writeFileSync(blocker, 'x');
+    const path = join(blocker, 'config.db'); // its "directory" is a file: nothing can be created there
+    assert.throws(
+      () => new SqliteConfigStore({ path }),
+      (e: unknown) => {
+        assert.ok(e instanceof ToolbusError);
+        assert.equal(e.code, 'store-error');
+        assert.ok(e.message.includes(path), e.message);
+        assert.match(e.message, /writable/);
+        return true;
+      },
+    );
+    const dir = join(root, 'a-dir');
+    mkdirSync(dir);
+    assert.throws(() => new SqliteConfigStore({ path: dir }), {
+      code: 'store-error',
+      message: /is a directory/,
+    });
+  });
+
+  test('two stores on one file: conditional puts from both, no lost update', async () => {
+    const path = freshPath();
+    const a = new SqliteConfigStore({ path });
+    const b = new SqliteConfigStore({ path });
+    try {
+      await a.put('counter', 'n', '0');
+      const bump = async (store: SqliteConfigStore) => {
+        for (let done = 0; done < 20;) {
+          const item = (await store.get('counter', 'n'))!;
+          await store
+            .put('counter', 'n', String((item.value as number) + 1), { ifRevision: item.revision })
+            .then(
+              () => done++,
+              (e: ToolbusError) => assert.equal(e.code, 'config-conflict'),
+            );
+          await new Promise((r) => setImmediate(r));
+        }
+      };
+      await Promise.all([bump(a), bump(b), bump(a), bump(b)]);
+      assert.equal((await b.get('counter', 'n'))?.value, 80);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  test('a watcher in another process sees changes written here', async (t) => {
+    const path = freshPath();
+    const store = new SqliteConfigStore({ path });
+    t.after(() => store.close());
+    await store.revision(); // create the file before the child opens it
+    const child = startChild('config-watch-child.ts', [path]);
+    t.after(() => child.child.kill('SIGKILL'));
+    const it = child.lines[Symbol.asyncIterator]();
+    assert.equal((await it.next()).value, 'ready', child.stderr());
+    await store.put('tool', 'a', '{"v":1}');
+    await store.delete('tool', 'a');
+    await store.put('tool', 'stop', 'true');
+    const got = [];
+    for (let i = 0; i < 3; i++)
+      got.push(JSON.parse((await it.next()).value as string) as { kind: string; key: string });
+    assert.deepEqual(
+      got.map((c) => `${c.kind} ${c.key}`),
+      ['put a', 'delete a', 'put stop'],
+    );
+    assert.equal(await child.exited, 0);
+  });
+
+  test('this process watches changes written by another process', async (t) => {
+    const path = freshPath();
+    const store = new SqliteConfigStore({ path, pollMs: 25 });
+    t.after(() => store.close());
+    const watch = store.watch();
+    const child = startChild('config-put-stream.ts', [path, '3']);
+    t.after(() => child.child.kill('SIGKILL'));
+    const changes = await takeChanges(watch, 3, 10_000);
+    assert.deepEqual(
+      changes.map((c) => c.key),
+      ['item-0', 'item-1', 'item-2'],
+    );
+    assert.deepEqual(changes[1]?.value, { i: 1, payload: 'x'.repeat(64) });
+    assert.equal(await child.exited, 0, child.stderr());
+  });
+
+  test('kill -9 in the middle of a stream of puts: every acknowledged put survives', async () => {
+    const path = freshPath();
+    const child = startChild('config-put-stream.ts', [path]);
+    const acknowledged: string[] = [];
+    for await (const line of child.lines) {
+      acknowledged.push(line);
+      if (acknowledged.length === 200) child.child.kill('SIGKILL');
+      if (acknowledged.length > 100_000) break; // bound: never loop forever
+    }
+    await child.exited;
+    assert.equal(child.child.signalCode, 'SIGKILL');
+    assert.ok(acknowledged.length >= 200);
+    const store = new SqliteConfigStore({ path });
+    try {
+      const keys = new Set((await store.list('stream')).map((i) => i.key));
+      const missing = acknowledged.filter((k) => !keys.has(k));
+      assert.deepEqual(missing, []);
+      // and the store still works after the crash
+      await store.put('stream', 'after-crash', '1');
+      assert.equal((await store.get('stream', 'after-crash'))?.value, 1);
+    } finally {
+      await store.close();
+    }
+  });
+});
