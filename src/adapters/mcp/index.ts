@@ -1,0 +1,30 @@
+/**
+ * @module toolbus/mcp: MCP both ways. MCP servers as toolbus tools (`mcpServerTools`, the `mcp-tool`
+ * config type) and any toolbus tool set as an MCP server (`createMcpServer`, `serveMcpStdio`,
+ * `createMcpHttpHandler`). Built on the official MCP TypeScript SDK v2.
+ */
+export {
+  DEFAULT_MCP_TIMEOUT_MS,
+  DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS,
+  resolveMcpServerParams,
+} from './server-params.js';
+export type {
+  McpServerParams,
+  McpStdioParams,
+  McpHttpParams,
+  McpSseParams,
+  McpTimeoutParams,
+  ResolvedMcpServerParams,
+} from './server-params.js';
+export { McpSession } from './mcp-session.js';
+export type {
+  McpSessionOptions,
+  McpCallOptions,
+  McpSignalOptions,
+  McpToolDefinition,
+} from './mcp-session.js';
+export { McpTool, toModelToolName, toParameters } from './mcp-tool.js';
+export type { McpToolOptions, McpToolCallOptions } from './mcp-tool.js';
+export { describeContentBlock, contentToText, callToolResultToValue } from './mcp-result.js';
+export { McpServerTools, mcpServerTools } from './mcp-server-tools.js';
+export type { McpServerToolsOptions, McpToolsChangeListener } from './mcp-server-tools.js';

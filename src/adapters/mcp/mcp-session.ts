@@ -1,0 +1,454 @@
+/**
+ * @module One long-lived MCP client connection to one server, shared by every call: connects lazily,
+ * reconnects after a server restart or session expiry, follows `tools/list_changed`, maps SDK errors
+ * onto the toolbus error contract.
+ */
+import {
+  Client,
+  SSEClientTransport,
+  SdkError,
+  StreamableHTTPClientTransport,
+  ProtocolError,
+  type CallToolResult,
+  type Tool as McpToolDefinition,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { ToolError, ToolbusError } from '../../tools/index.js';
+import {
+  resolveMcpServerParams,
+  type McpServerParams,
+  type ResolvedMcpServerParams,
+} from './server-params.js';
+
+export type { McpToolDefinition };
+
+/** Options of {@link McpSession}. */
+export interface McpSessionOptions {
+  /** The client name sent to the server. @default 'toolbus' */
+  clientName?: string;
+  /** @default '0.1.0' */
+  clientVersion?: string;
+}
+
+/** Options of {@link McpSession.callTool}. */
+export interface McpCallOptions {
+  /** Cancels the call; the server gets an MCP cancel. @default none */
+  signal?: AbortSignal;
+  /** Overrides the server's and the tool's timeout for this call. @default the tool's or server's timeout */
+  timeoutMs?: number;
+  /** Retry once after a reconnect (only for read-only or idempotent tools). @default false */
+  retryAfterReconnect?: boolean;
+  /** The name the caller knows the tool by, for messages. @default the remote name */
+  displayName?: string;
+  /** Progress notifications of this call. @default none */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+/** Options of {@link McpSession.connect} and {@link McpSession.listTools}. */
+export interface McpSignalOptions {
+  /** @default none */
+  signal?: AbortSignal;
+}
+
+type ToolsListener = (tools: readonly McpToolDefinition[]) => void;
+
+/** True when `error` means the connection or the session is gone (restart, expiry, crash). */
+function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof SdkError) {
+    return (
+      error.code === 'CONNECTION_CLOSED' ||
+      error.code === 'NOT_CONNECTED' ||
+      error.code === 'SEND_FAILED' ||
+      error.code === 'CLIENT_HTTP_NOT_IMPLEMENTED' ||
+      error.code === 'CLIENT_HTTP_UNEXPECTED_CONTENT'
+    );
+  }
+  const e = error as { status?: unknown; code?: unknown; message?: unknown; cause?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.status === 404) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (
+    /session not found|no valid session|fetch failed|ECONNREFUSED|ECONNRESET|socket hang up|EPIPE/i.test(
+      message,
+    )
+  ) {
+    return true;
+  }
+  return e.cause !== undefined && e.cause !== error ? isConnectionLoss(e.cause) : false;
+}
+
+function abortReason(signal: AbortSignal, what: string): ToolbusError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof ToolbusError) return reason;
+  return new ToolError('cancelled', `${what} was cancelled`, { cause: reason });
+}
+
+/**
+ * One MCP server connection, shared by every tool of that server. Connects on first use, reconnects
+ * after the server restarts or the session expires, and reports tool-list changes.
+ *
+ * @example
+ * ```ts
+ * const session = new McpSession({ command: 'node', args: ['server.js'] });
+ * const tools = await session.listTools();
+ * const result = await session.callTool('echo', { text: 'hi' });
+ * await session.close();
+ * ```
+ */
+export class McpSession {
+  readonly #params: ResolvedMcpServerParams;
+  readonly #clientName: string;
+  readonly #clientVersion: string;
+  readonly #listeners = new Set<ToolsListener>();
+  #client: Client | undefined;
+  #connecting: Promise<Client> | undefined;
+  #closed = false;
+  #resolveClosed!: (reason: void | Error) => void;
+  #connectCount = 0;
+  #exitHook: (() => void) | undefined;
+  #childPid: number | null = null;
+
+  /** Resolves when {@link close} has run; never rejects. */
+  readonly closed: Promise<void | Error>;
+
+  constructor(params: McpServerParams | ResolvedMcpServerParams, options: McpSessionOptions = {}) {
+    this.#params = 'kind' in params ? params : resolveMcpServerParams(params);
+    this.#clientName = options.clientName ?? 'toolbus';
+    this.#clientVersion = options.clientVersion ?? '0.1.0';
+    this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+  }
+
+  /** The server's id (from the params, the command or the URL host). */
+  get id(): string {
+    return this.#params.id;
+  }
+
+  /** The resolved parameters, timeouts included. */
+  get params(): ResolvedMcpServerParams {
+    return this.#params;
+  }
+
+  /** How many times a connection has been established (1 after the first connect; more after reconnects). */
+  get connectCount(): number {
+    return this.#connectCount;
+  }
+
+  /** The protocol era of the live connection: `modern` (2026-07-28) or `legacy` (2025), if connected. */
+  get protocolEra(): 'modern' | 'legacy' | undefined {
+    return this.#client?.getProtocolEra();
+  }
+
+  /** The negotiated protocol version of the live connection, if connected. */
+  get protocolVersion(): string | undefined {
+    return this.#client?.getNegotiatedProtocolVersion();
+  }
+
+  /** The server's self-reported name, if connected. */
+  get serverName(): string | undefined {
+    return this.#client?.getServerVersion()?.name;
+  }
+
+  /** Calls `listener` with the new tool list whenever the server's tools change (or after a reconnect). */
+  onToolsChanged(listener: ToolsListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Connects if not connected. Rejects with `unavailable` when the server cannot be reached, `closed`
+   * after {@link close}, `cancelled` on abort.
+   */
+  async connect(options: McpSignalOptions = {}): Promise<void> {
+    await this.#ensureClient(options.signal);
+  }
+
+  /** The server's tools with their JSON Schemas as sent (`$defs` and `$ref` untouched). */
+  async listTools(options: McpSignalOptions = {}): Promise<McpToolDefinition[]> {
+    const attempt = async (): Promise<McpToolDefinition[]> => {
+      const client = await this.#ensureClient(options.signal);
+      const result = await client.listTools(undefined, {
+        cacheMode: 'refresh',
+        timeout: this.#params.timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      return result.tools;
+    };
+    try {
+      return await attempt();
+    } catch (error) {
+      if (options.signal?.aborted)
+        throw abortReason(options.signal, `listing the tools of MCP server '${this.id}'`);
+      if (isConnectionLoss(error)) {
+        // Listing has no side effect: reconnect and list again.
+        this.#drop();
+        return await attempt().catch((e: unknown) => {
+          throw this.#mapError(e, `listing the tools of MCP server '${this.id}'`, options.signal);
+        });
+      }
+      throw this.#mapError(error, `listing the tools of MCP server '${this.id}'`, options.signal);
+    }
+  }
+
+  /**
+   * Calls a tool by its remote name. Resolves with the raw `CallToolResult` (an `isError` result is a
+   * resolved value). Rejects with a `ToolError`: `timeout` (after the per-call, per-tool or server timeout,
+   * reset by progress up to `maxTotalTimeoutMs`), `cancelled`, `unavailable` (server unreachable, or it
+   * restarted during a call that is not safe to retry), `tool-error` (protocol error, e.g. unknown tool).
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: McpCallOptions = {},
+  ): Promise<CallToolResult> {
+    const display = options.displayName ?? name;
+    const timeoutMs = options.timeoutMs ?? this.#params.toolTimeoutsMs[name] ?? this.#params.timeoutMs;
+    const maxTotalTimeout = Math.max(this.#params.maxTotalTimeoutMs, timeoutMs);
+    const { signal, onProgress } = options;
+    const attempt = async (): Promise<CallToolResult> => {
+      const client = await this.#ensureClient(signal);
+      const result = await client.callTool(
+        { name, arguments: args },
+        {
+          timeout: timeoutMs,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout,
+          onprogress: (p) => onProgress?.(p),
+          ...(signal ? { signal } : {}),
+        },
+      );
+      return result as CallToolResult;
+    };
+    const what = `tool '${display}'`;
+    try {
+      return await attempt();
+    } catch (error) {
+      if (signal?.aborted) throw abortReason(signal, `${what} on MCP server '${this.id}'`);
+      if (!isConnectionLoss(error)) throw this.#mapError(error, what, signal, timeoutMs);
+      this.#drop();
+      if (!options.retryAfterReconnect) {
+        // Reconnect in the background so the next call and list_changed work again.
+        this.#ensureClient().catch(() => undefined);
+        throw new ToolError(
+          'unavailable',
+          `${what}: MCP server '${this.id}' restarted or its session expired during the call; ` +
+            'the call was not retried because the tool is not annotated read-only or idempotent',
+          { cause: error, toolName: display },
+        );
+      }
+      try {
+        return await attempt();
+      } catch (second) {
+        if (signal?.aborted) throw abortReason(signal, `${what} on MCP server '${this.id}'`);
+        throw this.#mapError(second, what, signal, timeoutMs);
+      }
+    }
+  }
+
+  /** Closes the connection and stops the child process. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const pending = this.#connecting;
+    this.#connecting = undefined;
+    const client = this.#client ?? (await pending?.catch(() => undefined));
+    this.#client = undefined;
+    await client?.close().catch(() => undefined);
+    this.#removeExitHook();
+    this.#listeners.clear();
+    this.#resolveClosed();
+  }
+
+  /** Alias of {@link close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #mapError(error: unknown, what: string, signal?: AbortSignal, timeoutMs?: number): ToolbusError {
+    if (signal?.aborted) return abortReason(signal, what);
+    if (error instanceof ToolbusError) return error;
+    if (error instanceof SdkError && error.code === 'REQUEST_TIMEOUT') {
+      return new ToolError(
+        'timeout',
+        `${what} on MCP server '${this.id}' timed out after ${timeoutMs ?? this.#params.timeoutMs} ms without progress`,
+        { cause: error },
+      );
+    }
+    if (isConnectionLoss(error)) {
+      return new ToolError(
+        'unavailable',
+        `${what}: MCP server '${this.id}' is unavailable: ${String(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof ProtocolError) {
+      return new ToolError('tool-error', `${what} on MCP server '${this.id}': ${message}`, { cause: error });
+    }
+    return new ToolError('tool-error', `${what} on MCP server '${this.id}' failed: ${message}`, {
+      cause: error,
+    });
+  }
+
+  /** Forgets the current client after a connection loss (the next use reconnects). */
+  #drop(): void {
+    const client = this.#client;
+    this.#client = undefined;
+    this.#connecting = undefined;
+    client?.close().catch(() => undefined);
+  }
+
+  async #ensureClient(signal?: AbortSignal): Promise<Client> {
+    if (this.#closed) throw new ToolbusError('closed', `MCP server '${this.id}': the session is closed`);
+    if (signal?.aborted) throw abortReason(signal, `connecting to MCP server '${this.id}'`);
+    if (this.#client) return this.#client;
+    if (!this.#connecting) {
+      const connecting = this.#open();
+      this.#connecting = connecting;
+      connecting.then(
+        (client) => {
+          if (this.#connecting === connecting) this.#connecting = undefined;
+          if (this.#closed) {
+            client.close().catch(() => undefined);
+            return;
+          }
+          this.#client = client;
+          this.#connectCount++;
+          if (this.#connectCount > 1) void this.#refreshAfterReconnect(client);
+        },
+        () => {
+          if (this.#connecting === connecting) this.#connecting = undefined;
+        },
+      );
+    }
+    const connecting = this.#connecting;
+    if (!signal) return await connecting;
+    // Waiting can be abandoned by this caller; the shared connect goes on for the others.
+    let onAbort: (() => void) | undefined;
+    try {
+      return await Promise.race([
+        connecting,
+        new Promise<never>((_, reject) => {
+          onAbort = () => reject(abortReason(signal, `connecting to MCP server '${this.id}'`));
+          signal.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+    } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #refreshAfterReconnect(client: Client): Promise<void> {
+    try {
+      const { tools } = await client.listTools(undefined, {
+        cacheMode: 'refresh',
+        timeout: this.#params.timeoutMs,
+      });
+      this.#emit(tools);
+    } catch {
+      // The next call will surface the problem.
+    }
+  }
+
+  #emit(tools: readonly McpToolDefinition[]): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(tools);
+      } catch {
+        // A listener's failure is its own; the others still run.
+      }
+    }
+  }
+
+  #transport(): Transport {
+    const p = this.#params;
+    if (p.kind === 'stdio' && p.stdio) {
+      const transport = new StdioClientTransport({
+        command: p.stdio.command,
+        args: p.stdio.args,
+        env: { ...getDefaultEnvironment(), ...p.stdio.env },
+        stderr: p.stdio.stderr,
+        ...(p.stdio.cwd !== undefined ? { cwd: p.stdio.cwd } : {}),
+      });
+      return transport;
+    }
+    const url = p.url as URL;
+    const requestInit: RequestInit = { headers: { ...p.headers } };
+    if (p.kind === 'sse') {
+      const headers = p.headers;
+      return new SSEClientTransport(url, {
+        requestInit,
+        eventSourceInit: {
+          fetch: (input, init) =>
+            fetch(input, { ...init, headers: { ...(init?.headers ?? {}), ...headers } }),
+        },
+      });
+    }
+    return new StreamableHTTPClientTransport(url, { requestInit });
+  }
+
+  async #open(): Promise<Client> {
+    const client = new Client(
+      { name: this.#clientName, version: this.#clientVersion },
+      {
+        versionNegotiation: {
+          mode: this.#params.protocol,
+          probe: { timeoutMs: Math.min(this.#params.timeoutMs, 10_000) },
+        },
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) => {
+              if (!error && tools && this.#client === client) this.#emit(tools);
+            },
+          },
+        },
+      },
+    );
+    const transport = this.#transport();
+    client.onclose = () => {
+      if (this.#client === client) {
+        this.#client = undefined;
+        this.#removeExitHook();
+      }
+    };
+    try {
+      await client.connect(transport, { timeout: this.#params.timeoutMs });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw new ToolError('unavailable', `MCP server '${this.id}' could not be reached: ${String(error)}`, {
+        cause: error,
+      });
+    }
+    if (transport instanceof StdioClientTransport) this.#installExitHook(transport.pid);
+    return client;
+  }
+
+  /** Kills the stdio child if this process exits without closing the session. */
+  #installExitHook(pid: number | null): void {
+    this.#removeExitHook();
+    this.#childPid = pid;
+    if (pid === null) return;
+    const hook = (): void => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
+    this.#exitHook = hook;
+    process.once('exit', hook);
+  }
+
+  #removeExitHook(): void {
+    if (this.#exitHook) process.removeListener('exit', this.#exitHook);
+    this.#exitHook = undefined;
+    this.#childPid = null;
+  }
+
+  /** The pid of the current stdio child, when there is one (for diagnostics and tests). */
+  get childPid(): number | null {
+    return this.#childPid;
+  }
+}
