@@ -13,3 +13,5 @@ export type {
 } from './message-bus.js';
 export { parseTopic, canonicalTopic, topicParts, defaultServiceQueues } from './topics.js';
 export type { TopicName } from './topics.js';
+export { MemoryBus } from './memory-bus.js';
+export type { MemoryBusOptions } from './memory-bus.js';

@@ -1,0 +1,233 @@
+/**
+ * @module `MemoryBus`: the in-process `MessageBus`, the embedded default and the test double.
+ */
+import { ToolbusError } from '../tools/index.js';
+import type {
+  BusHandler,
+  BusHooks,
+  BusMessage,
+  BusProperties,
+  BusSubscription,
+  MessageBus,
+  PublishOptions,
+  SubscribeOptions,
+} from './message-bus.js';
+import { canonicalTopic } from './topics.js';
+
+/** Options of {@link MemoryBus}. */
+export interface MemoryBusOptions {
+  /** Reports handler failures the bus absorbed. @default no hooks */
+  hooks?: BusHooks;
+}
+
+interface Subscriber {
+  readonly handler: BusHandler;
+  readonly topic: string;
+  active: boolean;
+}
+
+/** The members of one group on one topic, served round-robin. */
+interface Group {
+  members: Subscriber[];
+  next: number;
+}
+
+/** Everything subscribed to one canonical topic. */
+interface TopicEntry {
+  broadcast: Subscriber[];
+  groups: Map<string, Group>;
+}
+
+const EMPTY_PROPERTIES: BusProperties = Object.freeze({});
+
+/**
+ * An in-process {@link MessageBus}.
+ *
+ * - Subscribers sharing a `group` compete: each message goes to one of them, round-robin. Subscribers
+ *   without a group each get every message.
+ * - Delivery is asynchronous (a microtask after `publish`), never re-entrant inside `publish`.
+ * - A handler that throws or rejects is reported through `hooks.onHandlerError`; delivery goes on.
+ * - `publish` to a topic nobody subscribes to calls `options.onUnavailable` with code `unavailable`.
+ * - Topic names are mapped by `canonicalTopic`, so `non-persistent://tg/request/joke` and
+ *   `request:tg:joke` are the same topic.
+ *
+ * @example
+ * ```ts
+ * const bus = new MemoryBus();
+ * await bus.subscribe('request:tg:joke', (m) => console.log(new TextDecoder().decode(m.body)), {
+ *   group: 'joke',
+ * });
+ * await bus.publish('non-persistent://tg/request/joke', '{"user":"alice"}', { id: '1' });
+ * ```
+ */
+export class MemoryBus implements MessageBus {
+  readonly #topics = new Map<string, TopicEntry>();
+  readonly #hooks: BusHooks;
+  readonly #encoder = new TextEncoder();
+  #closed = false;
+  #resolveClosed!: (value: void | Error) => void;
+
+  /** Resolves (never rejects) once {@link close} has run. */
+  readonly closed: Promise<void | Error>;
+
+  constructor(options: MemoryBusOptions = {}) {
+    this.#hooks = { ...options.hooks };
+    this.closed = new Promise((resolve) => {
+      this.#resolveClosed = resolve;
+    });
+  }
+
+  /** Rejects with code `closed` after {@link close}, and `invalid-config` for a malformed topic name. */
+  publish(
+    topic: string,
+    body: Uint8Array | string,
+    properties: BusProperties = EMPTY_PROPERTIES,
+    options?: PublishOptions,
+  ): Promise<void> {
+    if (this.#closed) {
+      return Promise.reject(new ToolbusError('closed', `bus is closed: cannot publish to topic '${topic}'`));
+    }
+    let key: string;
+    try {
+      key = canonicalTopic(topic);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const entry = this.#topics.get(key);
+    const message: BusMessage = {
+      topic,
+      body: typeof body === 'string' ? this.#encoder.encode(body) : body,
+      properties,
+    };
+    let targets = 0;
+    if (entry) {
+      for (const sub of entry.broadcast) {
+        targets++;
+        queueMicrotask(() => this.#deliver(sub, message));
+      }
+      for (const group of entry.groups.values()) {
+        const member = pick(group);
+        if (!member) continue;
+        targets++;
+        queueMicrotask(() => this.#deliver(member.active ? member : (pick(group) ?? member), message));
+      }
+    }
+    if (targets === 0 && options?.onUnavailable) {
+      const onUnavailable = options.onUnavailable;
+      queueMicrotask(() =>
+        onUnavailable(
+          new ToolbusError('unavailable', `no subscriber on topic '${topic}' (canonical '${key}')`),
+        ),
+      );
+    }
+    return Promise.resolve();
+  }
+
+  /** Rejects with code `closed` after {@link close}, and `invalid-config` for a malformed topic name. */
+  subscribe(topic: string, handler: BusHandler, options: SubscribeOptions = {}): Promise<BusSubscription> {
+    if (this.#closed) {
+      return Promise.reject(
+        new ToolbusError('closed', `bus is closed: cannot subscribe to topic '${topic}'`),
+      );
+    }
+    let key: string;
+    try {
+      key = canonicalTopic(topic);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    let entry = this.#topics.get(key);
+    if (!entry) {
+      entry = { broadcast: [], groups: new Map() };
+      this.#topics.set(key, entry);
+    }
+    const sub: Subscriber = { handler, topic, active: true };
+    const groupName = options.group;
+    if (groupName === undefined) {
+      entry.broadcast.push(sub);
+    } else {
+      let group = entry.groups.get(groupName);
+      if (!group) {
+        group = { members: [], next: 0 };
+        entry.groups.set(groupName, group);
+      }
+      group.members.push(sub);
+    }
+    const subscription: BusSubscription = {
+      unsubscribe: () => {
+        this.#remove(key, sub, groupName);
+        return Promise.resolve();
+      },
+    };
+    return Promise.resolve(subscription);
+  }
+
+  /** Drops every subscription; later `publish`/`subscribe` reject with `closed`. Idempotent. */
+  close(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      for (const entry of this.#topics.values()) {
+        for (const sub of entry.broadcast) sub.active = false;
+        for (const group of entry.groups.values()) for (const sub of group.members) sub.active = false;
+      }
+      this.#topics.clear();
+      this.#resolveClosed();
+    }
+    return Promise.resolve();
+  }
+
+  /** Alias of {@link close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #remove(key: string, sub: Subscriber, groupName: string | undefined): void {
+    if (!sub.active) return;
+    sub.active = false;
+    const entry = this.#topics.get(key);
+    if (!entry) return;
+    if (groupName === undefined) {
+      entry.broadcast = entry.broadcast.filter((s) => s !== sub);
+    } else {
+      const group = entry.groups.get(groupName);
+      if (group) {
+        group.members = group.members.filter((s) => s !== sub);
+        if (group.members.length === 0) entry.groups.delete(groupName);
+      }
+    }
+    if (entry.broadcast.length === 0 && entry.groups.size === 0) this.#topics.delete(key);
+  }
+
+  #deliver(sub: Subscriber, message: BusMessage): void {
+    // A subscriber that left after the message was routed drops it, as a real broker would.
+    if (!sub.active) return;
+    try {
+      const result = sub.handler(message);
+      if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
+        (result as Promise<void>).then(undefined, (error: unknown) => this.#report(error, message));
+      }
+    } catch (error) {
+      this.#report(error, message);
+    }
+  }
+
+  #report(error: unknown, message: BusMessage): void {
+    try {
+      this.#hooks.onHandlerError?.(error, message);
+    } catch {
+      // A failing hook must not take the bus down either.
+    }
+  }
+}
+
+/** The next active member of a group, round-robin. */
+function pick(group: Group): Subscriber | undefined {
+  const members = group.members;
+  const n = members.length;
+  for (let i = 0; i < n; i++) {
+    const member = members[group.next % n]!;
+    group.next = (group.next + 1) % n;
+    if (member.active) return member;
+  }
+  return undefined;
+}

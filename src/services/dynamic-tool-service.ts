@@ -1,0 +1,600 @@
+/**
+ * @module `DynamicToolService`: the server side of the tool-service protocol.
+ */
+import { defaultServiceQueues, parseTopic } from '../bus/index.js';
+import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
+import { ToolbusError } from '../tools/index.js';
+import { runHook, type Hook } from './hooks.js';
+import {
+  WireErrorType,
+  WireProperty,
+  cancelTopicOf,
+  decodeEnvelopeObject,
+  decodeRequest,
+  encodeResponse,
+  readDeadline,
+  readId,
+  serviceGroupOf,
+  toWireError,
+  type WireError,
+} from './wire.js';
+
+/** Calls run at once per service instance unless `concurrency` says otherwise. */
+export const DEFAULT_TOOL_SERVICE_CONCURRENCY = 16;
+/** Calls waiting for a free slot per service instance unless `maxQueued` says otherwise. */
+export const DEFAULT_TOOL_SERVICE_MAX_QUEUED = 256;
+/** The `topic` TrustGraph's `DynamicToolService` uses when none is given. */
+export const DEFAULT_TOOL_SERVICE_TOPIC = 'tool';
+
+/** What `invoke` sees of the call besides `user`, `config` and `arguments`. */
+export interface ToolServiceInvokeContext {
+  /** Aborted when the caller cancels, the deadline passes, or `stop()` is told to abort. Always present. */
+  readonly signal: AbortSignal;
+  /** The correlation id of the call. */
+  readonly id: string;
+  /** Epoch milliseconds after which the caller has given up, when the caller sent one. */
+  readonly deadline: number | undefined;
+  /** The W3C `traceparent` of the caller, when sent. */
+  readonly traceparent: string | undefined;
+  /** All properties of the request message. */
+  readonly properties: BusProperties;
+  /**
+   * Sends one chunk of a streamed reply (`end_of_stream: false`) now. A string is sent as is, anything
+   * else as JSON. The value `invoke` returns is sent last, with `end_of_stream: true`. Rejects with code
+   * `cancelled` once the call has been cancelled or has ended.
+   */
+  write(chunk: unknown): Promise<void>;
+}
+
+/** The function that serves one call. A string result is sent as is, anything else as `JSON.stringify`. */
+export type ToolServiceInvoke = (
+  user: string,
+  config: Record<string, unknown>,
+  args: Record<string, unknown>,
+  context: ToolServiceInvokeContext,
+) => unknown;
+
+/** Context of the {@link DynamicToolServiceHooks.onMalformedMessage} hook. */
+export interface MalformedMessageContext {
+  /** The service id. */
+  service: string;
+  /** The id, when it could be read (the caller then got an `invalid-request` response). */
+  id: string | undefined;
+  /** What was wrong. */
+  reason: string;
+  properties: BusProperties;
+}
+
+/** Context of the {@link DynamicToolServiceHooks.onCallError} hook. */
+export interface CallErrorContext {
+  service: string;
+  id: string;
+  /** The wire error sent back. */
+  error: WireError;
+  /** The thrown value, for `tool-service-error`. */
+  cause: unknown;
+}
+
+/** Observability hooks of a {@link DynamicToolService}. Each takes one function or an array. */
+export interface DynamicToolServiceHooks {
+  /** A request could not be decoded, or had no readable `id` (then it is dropped). @default none */
+  onMalformedMessage?: Hook<MalformedMessageContext>;
+  /** A call ended with an error response (thrown, rejected for capacity, expired, cancelled). @default none */
+  onCallError?: Hook<CallErrorContext>;
+  /** Publishing a response failed (for example the bus closed). @default none */
+  onPublishError?: Hook<{ service: string; id: string; error: unknown }>;
+}
+
+/** Options of {@link DynamicToolService}. */
+export interface DynamicToolServiceOptions {
+  /** The bus the service listens on. */
+  bus: MessageBus;
+  /** The service id (TrustGraph's processor id). @default the `topic`, or the last part of the request queue */
+  id?: string;
+  /**
+   * Builds the queues as TrustGraph does: `non-persistent://tg/request/{topic}` and
+   * `non-persistent://tg/response/{topic}`. Ignored when both queues are given.
+   * @default DEFAULT_TOOL_SERVICE_TOPIC ('tool')
+   */
+  topic?: string;
+  /** The request queue, in any topic form. @default from `topic` */
+  requestQueue?: string;
+  /** The response queue, in any topic form. @default from `topic` */
+  responseQueue?: string;
+  /** Calls run at once. @default DEFAULT_TOOL_SERVICE_CONCURRENCY (16) */
+  concurrency?: number;
+  /**
+   * Calls waiting for a free slot; beyond that a request is answered `too-many-requests` at once.
+   * @default DEFAULT_TOOL_SERVICE_MAX_QUEUED (256)
+   */
+  maxQueued?: number;
+  /** Serves the calls; a subclass may override {@link DynamicToolService.invoke} instead. @default none */
+  invoke?: ToolServiceInvoke;
+  /** @default none */
+  hooks?: DynamicToolServiceHooks;
+  /** The clock used for deadlines, in epoch milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+/** Counters of a {@link DynamicToolService}, as returned by `stats()`. */
+export interface DynamicToolServiceStats {
+  /** Requests with a readable `id`. */
+  received: number;
+  /** Calls that ended with a result. */
+  completed: number;
+  /** Calls that ended with `tool-service-error`. */
+  failed: number;
+  /** Requests answered `too-many-requests`. */
+  rejected: number;
+  /** Requests whose deadline had passed (skipped) or passed while running. */
+  expired: number;
+  /** Calls cancelled by the caller. */
+  cancelled: number;
+  /** Requests with a readable `id` but a malformed body (answered `invalid-request`). */
+  invalid: number;
+  /** Messages without a readable `id` (dropped, reported through `onMalformedMessage`). */
+  unreadable: number;
+  /** Calls running now. */
+  inFlight: number;
+  /** Calls waiting for a slot now. */
+  queued: number;
+}
+
+interface ResolvedOptions {
+  bus: MessageBus;
+  id: string;
+  requestQueue: string;
+  responseQueue: string;
+  cancelTopic: string;
+  group: string;
+  concurrency: number;
+  maxQueued: number;
+  invoke: ToolServiceInvoke | undefined;
+  hooks: DynamicToolServiceHooks;
+  now: () => number;
+}
+
+/** One accepted call. The AbortController is created only when `invoke` reads `ctx.signal`. */
+class Call {
+  controller: AbortController | undefined;
+  abortReason: ToolbusError | undefined;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  ended = false;
+
+  constructor(
+    readonly id: string,
+    readonly user: string,
+    readonly config: Record<string, unknown>,
+    readonly args: Record<string, unknown>,
+    readonly properties: BusProperties,
+    readonly deadline: number | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: ToolbusError): void {
+    if (this.abortReason || this.ended) return;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/**
+ * Serves a tool service on a bus (TrustGraph's `DynamicToolService`, working on any bus).
+ *
+ * Replicas constructed with the same request queue share it through a bus group derived from it, so
+ * each request is handled by exactly one of them. Cancellations arrive on a broadcast control topic
+ * (see `cancelTopicOf` in wire.ts), so they reach the replica running the call.
+ *
+ * @example
+ * ```ts
+ * const service = new DynamicToolService({
+ *   bus,
+ *   id: 'joke-service',
+ *   topic: 'joke',
+ *   invoke: (user, config, args) => `Hey ${user}! A ${String(config.style)} about ${String(args.topic)}`,
+ * });
+ * await service.start();
+ * // ...
+ * await service.stop();
+ * ```
+ */
+export class DynamicToolService {
+  readonly #options: ResolvedOptions;
+  readonly #running = new Map<string, Call>();
+  readonly #queue: (Call | undefined)[] = [];
+  #queueHead = 0;
+  readonly #queuedById = new Map<string, Call>();
+  #requestSubscription: BusSubscription | undefined;
+  #cancelSubscription: BusSubscription | undefined;
+  #starting: Promise<void> | undefined;
+  #stopping: Promise<void> | undefined;
+  #idleWaiters: (() => void)[] = [];
+  readonly #stats = {
+    received: 0,
+    completed: 0,
+    failed: 0,
+    rejected: 0,
+    expired: 0,
+    cancelled: 0,
+    invalid: 0,
+    unreadable: 0,
+  };
+
+  /** @throws ToolbusError `invalid-config` for a bad queue name, `concurrency` or `maxQueued`. */
+  constructor(options: DynamicToolServiceOptions) {
+    this.#options = resolveOptions(options);
+  }
+
+  /** The service id. */
+  get id(): string {
+    return this.#options.id;
+  }
+
+  /** The request queue as given (or built from `topic`). */
+  get requestQueue(): string {
+    return this.#options.requestQueue;
+  }
+
+  /** The response queue as given (or built from `topic`). */
+  get responseQueue(): string {
+    return this.#options.responseQueue;
+  }
+
+  /** A snapshot of the counters. */
+  stats(): DynamicToolServiceStats {
+    return { ...this.#stats, inFlight: this.#running.size, queued: this.#queuedById.size };
+  }
+
+  /**
+   * Subscribes to the request queue (in the service's group) and the control topic. Idempotent.
+   * Rejects with `closed` when the bus is closed, or when called after {@link stop}.
+   */
+  start(): Promise<void> {
+    if (this.#stopping) {
+      return Promise.reject(
+        new ToolbusError('closed', `tool service '${this.id}' was stopped; create a new one`),
+      );
+    }
+    this.#starting ??= this.#subscribe();
+    return this.#starting;
+  }
+
+  /**
+   * Graceful stop: takes no new calls (late requests are answered `unavailable`), lets the running and
+   * queued calls finish, then unsubscribes. If `options.signal` aborts first, the calls still running are
+   * aborted (they see `ctx.signal` abort) and stop resolves once they have settled. Idempotent.
+   */
+  stop(options: { signal?: AbortSignal } = {}): Promise<void> {
+    this.#stopping ??= this.#stop(options.signal);
+    return this.#stopping;
+  }
+
+  /** Alias of {@link stop} with no abort signal. */
+  close(): Promise<void> {
+    return this.stop();
+  }
+
+  /** Alias of {@link close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /**
+   * Serves one call. Override it in a subclass, or pass `invoke` in the options. Return a string (sent as
+   * is) or any JSON value (sent as `JSON.stringify`); throw to send `tool-service-error`.
+   */
+  protected invoke(
+    _user: string,
+    _config: Record<string, unknown>,
+    _args: Record<string, unknown>,
+    _context: ToolServiceInvokeContext,
+  ): unknown {
+    throw new ToolbusError(
+      'unsupported',
+      `tool service '${this.id}' has no invoke: pass 'invoke' in the options or override invoke()`,
+    );
+  }
+
+  async #subscribe(): Promise<void> {
+    const { bus, requestQueue, cancelTopic, group } = this.#options;
+    this.#cancelSubscription = await bus.subscribe(cancelTopic, (m) => this.#onCancel(m));
+    try {
+      this.#requestSubscription = await bus.subscribe(requestQueue, (m) => this.#onRequest(m), { group });
+    } catch (error) {
+      await this.#cancelSubscription.unsubscribe();
+      this.#cancelSubscription = undefined;
+      throw error;
+    }
+  }
+
+  async #stop(signal: AbortSignal | undefined): Promise<void> {
+    if (this.#starting) await this.#starting.catch(() => undefined);
+    await this.#requestSubscription?.unsubscribe();
+    const abortAll = (): void => {
+      const reason = new ToolbusError('cancelled', `tool service '${this.id}' is stopping`);
+      for (const call of this.#queuedById.values()) call.abort(reason);
+      for (const call of this.#running.values()) call.abort(reason);
+    };
+    if (signal?.aborted) abortAll();
+    else signal?.addEventListener('abort', abortAll, { once: true });
+    try {
+      if (this.#running.size > 0 || this.#queuedById.size > 0) {
+        await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+      }
+    } finally {
+      signal?.removeEventListener('abort', abortAll);
+      await this.#cancelSubscription?.unsubscribe();
+    }
+  }
+
+  #onCancel(message: BusMessage): void {
+    const id = readId(message.properties);
+    if (id === undefined) return;
+    const call = this.#running.get(id) ?? this.#queuedById.get(id);
+    if (!call) return;
+    const why = message.properties[WireProperty.Cancel];
+    call.abort(
+      new ToolbusError('cancelled', `call '${id}' was cancelled by the caller${why ? `: ${why}` : ''}`),
+    );
+  }
+
+  #onRequest(message: BusMessage): void {
+    const properties = message.properties;
+    const id = readId(properties);
+    if (id === undefined) {
+      this.#stats.unreadable++;
+      runHook(this.#options.hooks.onMalformedMessage, {
+        service: this.id,
+        id: undefined,
+        reason: `request on '${message.topic}' has no readable 'id' property; dropped`,
+        properties,
+      });
+      return;
+    }
+    this.#stats.received++;
+    let user: string;
+    let config: Record<string, unknown>;
+    let args: Record<string, unknown>;
+    try {
+      const request = decodeRequest(message.body);
+      user = request.user;
+      config = decodeEnvelopeObject(request.config, 'config');
+      args = decodeEnvelopeObject(request.arguments, 'arguments');
+    } catch (error) {
+      this.#stats.invalid++;
+      const reason = error instanceof Error ? error.message : String(error);
+      runHook(this.#options.hooks.onMalformedMessage, { service: this.id, id, reason, properties });
+      this.#sendError(id, properties, { type: WireErrorType.InvalidRequest, message: reason }, error);
+      return;
+    }
+    if (this.#stopping) {
+      this.#sendError(
+        id,
+        properties,
+        { type: WireErrorType.Unavailable, message: `tool service '${this.id}' is stopping` },
+        undefined,
+      );
+      return;
+    }
+    const deadline = readDeadline(properties);
+    if (deadline !== undefined && deadline <= this.#options.now()) {
+      this.#stats.expired++;
+      this.#sendError(id, properties, deadlineError(id), undefined);
+      return;
+    }
+    const call = new Call(id, user, config, args, properties, deadline);
+    if (this.#running.size < this.#options.concurrency) {
+      void this.#run(call);
+    } else if (this.#queuedById.size < this.#options.maxQueued) {
+      this.#queue.push(call);
+      this.#queuedById.set(id, call);
+    } else {
+      this.#stats.rejected++;
+      this.#sendError(
+        id,
+        properties,
+        {
+          type: WireErrorType.TooManyRequests,
+          message:
+            `tool service '${this.id}' is at capacity (${this.#options.concurrency} running, ` +
+            `${this.#options.maxQueued} queued); retry later`,
+        },
+        undefined,
+      );
+    }
+  }
+
+  async #run(call: Call): Promise<void> {
+    this.#running.set(call.id, call);
+    const now = this.#options.now;
+    if (call.deadline !== undefined) {
+      call.timer = setTimeout(
+        () => call.abort(new ToolbusError('timeout', `call '${call.id}' passed its deadline`)),
+        Math.max(0, call.deadline - now()),
+      );
+    }
+    let streamed = false;
+    const responseProperties = echoProperties(call);
+    const context: ToolServiceInvokeContext = {
+      get signal() {
+        return call.signal;
+      },
+      id: call.id,
+      deadline: call.deadline,
+      traceparent: call.properties[WireProperty.Traceparent],
+      properties: call.properties,
+      write: (chunk: unknown): Promise<void> => {
+        if (call.ended || call.abortReason) {
+          return Promise.reject(
+            call.abortReason ?? new ToolbusError('cancelled', `call '${call.id}' has already ended`),
+          );
+        }
+        let text: string;
+        try {
+          text = stringify(chunk);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        streamed = true;
+        return this.#options.bus.publish(
+          this.#options.responseQueue,
+          encodeResponse({ error: null, response: text, end_of_stream: false }),
+          responseProperties,
+        );
+      },
+    };
+    let wire: WireError | undefined;
+    let cause: unknown;
+    let text = '';
+    try {
+      if (call.abortReason) throw call.abortReason;
+      const invoke = this.#options.invoke;
+      const result = invoke
+        ? await invoke(call.user, call.config, call.args, context)
+        : await this.invoke(call.user, call.config, call.args, context);
+      text = result === undefined && streamed ? '' : stringify(result);
+    } catch (error) {
+      cause = error;
+      wire = toWireError(error);
+    } finally {
+      call.ended = true;
+      if (call.timer !== undefined) clearTimeout(call.timer);
+      this.#running.delete(call.id);
+    }
+    if (call.abortReason) {
+      if (call.abortReason.code === 'timeout') {
+        this.#stats.expired++;
+        wire = deadlineError(call.id);
+      } else {
+        this.#stats.cancelled++;
+        wire = { type: WireErrorType.Cancelled, message: call.abortReason.message };
+      }
+      cause = call.abortReason;
+    }
+    if (wire) {
+      if (wire.type === WireErrorType.ToolServiceError) this.#stats.failed++;
+      this.#sendError(call.id, call.properties, wire, cause, responseProperties);
+    } else {
+      this.#stats.completed++;
+      this.#publish(
+        call.id,
+        encodeResponse({ error: null, response: text, end_of_stream: true }),
+        responseProperties,
+      );
+    }
+    this.#next();
+  }
+
+  #next(): void {
+    while (this.#running.size < this.#options.concurrency && this.#queueHead < this.#queue.length) {
+      const call = this.#queue[this.#queueHead];
+      this.#queue[this.#queueHead++] = undefined;
+      if (!call) continue;
+      this.#queuedById.delete(call.id);
+      void this.#run(call);
+    }
+    if (this.#queueHead === this.#queue.length) {
+      this.#queue.length = 0;
+      this.#queueHead = 0;
+    }
+    if (this.#running.size === 0 && this.#queuedById.size === 0 && this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  #sendError(
+    id: string,
+    properties: BusProperties,
+    error: WireError,
+    cause: unknown,
+    responseProperties?: BusProperties,
+  ): void {
+    runHook(this.#options.hooks.onCallError, { service: this.id, id, error, cause });
+    this.#publish(
+      id,
+      encodeResponse({ error, response: '', end_of_stream: true }),
+      responseProperties ?? echoPropertiesOf(id, properties),
+    );
+  }
+
+  #publish(id: string, body: string, properties: BusProperties): void {
+    this.#options.bus
+      .publish(this.#options.responseQueue, body, properties)
+      .catch((error: unknown) =>
+        runHook(this.#options.hooks.onPublishError, { service: this.id, id, error }),
+      );
+  }
+}
+
+function resolveOptions(options: DynamicToolServiceOptions): ResolvedOptions {
+  const topic = options.topic ?? DEFAULT_TOOL_SERVICE_TOPIC;
+  const defaults = defaultServiceQueues(topic);
+  const requestQueue = options.requestQueue ?? defaults.requestQueue;
+  const responseQueue = options.responseQueue ?? defaults.responseQueue;
+  const requestParts = parseTopic(requestQueue).parts;
+  parseTopic(responseQueue);
+  const concurrency = options.concurrency ?? DEFAULT_TOOL_SERVICE_CONCURRENCY;
+  const maxQueued = options.maxQueued ?? DEFAULT_TOOL_SERVICE_MAX_QUEUED;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new ToolbusError(
+      'invalid-config',
+      `tool service: option 'concurrency' must be an integer >= 1, got ${String(concurrency)}`,
+    );
+  }
+  if (!Number.isInteger(maxQueued) || maxQueued < 0) {
+    throw new ToolbusError(
+      'invalid-config',
+      `tool service: option 'maxQueued' must be an integer >= 0, got ${String(maxQueued)}`,
+    );
+  }
+  const id =
+    options.id ??
+    options.topic ??
+    (options.requestQueue ? requestParts[requestParts.length - 1] : undefined) ??
+    topic;
+  return {
+    bus: options.bus,
+    id,
+    requestQueue,
+    responseQueue,
+    cancelTopic: cancelTopicOf(requestQueue),
+    group: serviceGroupOf(requestQueue),
+    concurrency,
+    maxQueued,
+    invoke: options.invoke,
+    hooks: { ...options.hooks },
+    now: options.now ?? Date.now,
+  };
+}
+
+function stringify(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  const text = JSON.stringify(value) as string | undefined;
+  return text ?? '';
+}
+
+function deadlineError(id: string): WireError {
+  return { type: WireErrorType.DeadlineExceeded, message: `call '${id}' passed its deadline` };
+}
+
+function echoProperties(call: Call): BusProperties {
+  return echoPropertiesOf(call.id, call.properties);
+}
+
+/** The response properties: the `id`, plus the trace context when the request carried one. */
+function echoPropertiesOf(id: string, properties: BusProperties): BusProperties {
+  const traceparent = properties[WireProperty.Traceparent];
+  if (traceparent === undefined) return { id };
+  const tracestate = properties[WireProperty.Tracestate];
+  return tracestate === undefined ? { id, traceparent } : { id, traceparent, tracestate };
+}

@@ -1,0 +1,49 @@
+/**
+ * @module services: the tool-service protocol on any MessageBus: wire codec, DynamicToolService (server),
+ * ToolServiceClient (caller), descriptors and the `tool-service` tool type.
+ */
+export {
+  WireProperty,
+  WireErrorType,
+  encodeRequest,
+  decodeRequest,
+  decodeEnvelopeObject,
+  encodeResponse,
+  decodeResponse,
+  toWireError,
+  fromWireError,
+  cancelTopicOf,
+  serviceGroupOf,
+} from './wire.js';
+export type { ToolServiceRequest, ToolServiceResponse, WireError } from './wire.js';
+export { RemoteToolError } from './remote-tool-error.js';
+export type { RemoteToolErrorOptions } from './remote-tool-error.js';
+export type { Hook } from './hooks.js';
+export {
+  DynamicToolService,
+  DEFAULT_TOOL_SERVICE_CONCURRENCY,
+  DEFAULT_TOOL_SERVICE_MAX_QUEUED,
+  DEFAULT_TOOL_SERVICE_TOPIC,
+} from './dynamic-tool-service.js';
+export type {
+  DynamicToolServiceOptions,
+  DynamicToolServiceHooks,
+  DynamicToolServiceStats,
+  ToolServiceInvoke,
+  ToolServiceInvokeContext,
+  MalformedMessageContext,
+  CallErrorContext,
+} from './dynamic-tool-service.js';
+export {
+  ToolServiceClient,
+  DEFAULT_TOOL_SERVICE_TIMEOUT_MS,
+  DEFAULT_MAX_BUFFERED_CHUNKS,
+} from './tool-service-client.js';
+export type {
+  ToolServiceClientOptions,
+  ToolServiceCallOptions,
+  ToolServiceClientStats,
+  ToolServiceClientHooks,
+  DroppedResponseContext,
+  DroppedResponseReason,
+} from './tool-service-client.js';

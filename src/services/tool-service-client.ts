@@ -1,0 +1,558 @@
+/**
+ * @module `ToolServiceClient`: the caller side of the tool-service protocol.
+ */
+import { randomUUID } from 'node:crypto';
+import { canonicalTopic } from '../bus/index.js';
+import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
+import { ToolError, ToolbusError, isToolbusError } from '../tools/index.js';
+import { runHook, type Hook } from './hooks.js';
+import {
+  WireProperty,
+  cancelTopicOf,
+  decodeResponse,
+  encodeRequest,
+  fromWireError,
+  readId,
+  type ToolServiceResponse,
+} from './wire.js';
+
+/** How long a call waits for its last response unless `timeoutMs` says otherwise (60 s). */
+export const DEFAULT_TOOL_SERVICE_TIMEOUT_MS = 60_000;
+/** Chunks a `stream()` buffers for a slow consumer before it fails with `too-large`. */
+export const DEFAULT_MAX_BUFFERED_CHUNKS = 1024;
+/** Settled call ids remembered to tell late and duplicate responses apart from unknown ones. */
+const RECENT_IDS = 4096;
+
+/** Why a response was dropped. */
+export type DroppedResponseReason = 'late' | 'duplicate' | 'unknown' | 'malformed';
+
+/** Context of the {@link ToolServiceClientHooks.onDroppedResponse} hook. */
+export interface DroppedResponseContext {
+  /** The canonical request queue of the client. */
+  service: string;
+  id: string | undefined;
+  /**
+   * `late`: the call had timed out or been cancelled; `duplicate`: the call had already ended;
+   * `unknown`: an id this client never issued (or forgot); `malformed`: no readable id.
+   */
+  reason: DroppedResponseReason;
+}
+
+/** Observability hooks of a {@link ToolServiceClient}. Each takes one function or an array. */
+export interface ToolServiceClientHooks {
+  /** A response matched no pending call of this client and was dropped. @default none */
+  onDroppedResponse?: Hook<DroppedResponseContext>;
+}
+
+/** Options of {@link ToolServiceClient}. */
+export interface ToolServiceClientOptions {
+  /** The service's request queue, in any topic form. */
+  requestQueue: string;
+  /**
+   * The service's response queue. Many clients may share it: each filters the responses by its own ids.
+   */
+  responseQueue: string;
+  /** The timeout of calls that set none. @default DEFAULT_TOOL_SERVICE_TIMEOUT_MS (60 000) */
+  timeoutMs?: number;
+  /** Chunks buffered per `stream()` before it fails with `too-large`. @default DEFAULT_MAX_BUFFERED_CHUNKS (1024) */
+  maxBufferedChunks?: number;
+  /** @default none */
+  hooks?: ToolServiceClientHooks;
+  /** The clock used for the `deadline` property, in epoch milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+/** Options of one {@link ToolServiceClient.call} or {@link ToolServiceClient.stream}. */
+export interface ToolServiceCallOptions {
+  /** Cancels the call; the service is told to stop. @default none */
+  signal?: AbortSignal;
+  /** Gives up (code `timeout`) and tells the service to stop after this long. @default the client's `timeoutMs` */
+  timeoutMs?: number;
+  /** Extra message properties, e.g. `{ traceparent }`. `id` and `deadline` are set by the client. @default none */
+  properties?: BusProperties;
+  /** Names the tool in errors (`ToolError.toolName`). @default undefined */
+  toolName?: string;
+}
+
+/** Counters of a {@link ToolServiceClient}. */
+export interface ToolServiceClientStats {
+  /** Calls waiting for their last response now. */
+  pending: number;
+  /** Requests published. */
+  sent: number;
+  /** Calls that ended with a result. */
+  completed: number;
+  /** Calls that ended with a remote error (`tool-error`). */
+  failed: number;
+  timedOut: number;
+  cancelled: number;
+  unavailable: number;
+  /** Responses dropped, by reason. */
+  dropped: Record<DroppedResponseReason, number>;
+  /** Responses for other clients sharing the response queue (ignored, not an error). */
+  foreign: number;
+}
+
+type SettleReason = 'done' | 'abandoned';
+
+/** One call waiting for responses. */
+interface Pending {
+  readonly id: string;
+  readonly toolName: string | undefined;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+  /** A chunk (`end_of_stream: false`) or the last response's text. */
+  chunk(text: string, last: boolean): void;
+  fail(error: ToolbusError): void;
+}
+
+/**
+ * Calls a tool service over a bus. Correlates responses by `id`, enforces the timeout, propagates
+ * cancellation to whichever replica runs the call, and fails fast with `unavailable` when no service is
+ * subscribed to the request queue.
+ *
+ * @example
+ * ```ts
+ * const client = new ToolServiceClient(bus, {
+ *   requestQueue: 'non-persistent://tg/request/joke',
+ *   responseQueue: 'non-persistent://tg/response/joke',
+ * });
+ * const joke = await client.call('alice', { style: 'pun' }, { topic: 'cats' }, { timeoutMs: 5_000 });
+ * for await (const chunk of client.stream('alice', { style: 'pun' }, { topic: 'cats' })) process.stdout.write(chunk);
+ * await client.close();
+ * ```
+ */
+export class ToolServiceClient {
+  readonly #bus: MessageBus;
+  readonly #requestQueue: string;
+  readonly #responseQueue: string;
+  readonly #cancelTopic: string;
+  readonly #service: string;
+  readonly #timeoutMs: number;
+  readonly #maxBufferedChunks: number;
+  readonly #hooks: ToolServiceClientHooks;
+  readonly #now: () => number;
+  readonly #prefix: string;
+  #seq = 0;
+  readonly #pending = new Map<string, Pending>();
+  readonly #recent = new Map<string, SettleReason>();
+  #subscription: BusSubscription | undefined;
+  #ready: Promise<void> | undefined;
+  #closed = false;
+  readonly #stats = {
+    sent: 0,
+    completed: 0,
+    failed: 0,
+    timedOut: 0,
+    cancelled: 0,
+    unavailable: 0,
+    foreign: 0,
+  };
+  readonly #dropped: Record<DroppedResponseReason, number> = {
+    late: 0,
+    duplicate: 0,
+    unknown: 0,
+    malformed: 0,
+  };
+
+  /** @throws ToolbusError `invalid-config` for a bad queue name or `timeoutMs`. */
+  constructor(bus: MessageBus, options: ToolServiceClientOptions) {
+    this.#bus = bus;
+    this.#requestQueue = options.requestQueue;
+    this.#responseQueue = options.responseQueue;
+    this.#service = canonicalTopic(options.requestQueue);
+    canonicalTopic(options.responseQueue);
+    this.#cancelTopic = cancelTopicOf(options.requestQueue);
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TOOL_SERVICE_TIMEOUT_MS;
+    checkTimeout(this.#timeoutMs, 'timeoutMs');
+    this.#maxBufferedChunks = options.maxBufferedChunks ?? DEFAULT_MAX_BUFFERED_CHUNKS;
+    this.#hooks = { ...options.hooks };
+    this.#now = options.now ?? Date.now;
+    // Ids are unique across clients sharing a response queue: a random prefix plus a counter.
+    this.#prefix = `${randomUUID().replaceAll('-', '').slice(0, 16)}-`;
+  }
+
+  /** The request queue as given. */
+  get requestQueue(): string {
+    return this.#requestQueue;
+  }
+
+  /** The response queue as given. */
+  get responseQueue(): string {
+    return this.#responseQueue;
+  }
+
+  /** Calls waiting for their last response. */
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  /** A snapshot of the counters. */
+  stats(): ToolServiceClientStats {
+    return { ...this.#stats, pending: this.#pending.size, dropped: { ...this.#dropped } };
+  }
+
+  /**
+   * Calls the service and resolves with its response text (the chunks of a streamed reply joined).
+   * `config` and `args` are objects (sent as JSON text) or JSON text already.
+   *
+   * Rejects with a `ToolError`: `timeout`, `cancelled` (or the signal's reason when it is a
+   * `ToolbusError`), `unavailable` (nobody subscribed, or the bus failed), `tool-error` (the service
+   * replied with an error: a `RemoteToolError` with `remoteType`), `closed` after {@link close}.
+   */
+  call(
+    user: string,
+    config: Record<string, unknown> | string,
+    args: Record<string, unknown> | string,
+    options: ToolServiceCallOptions = {},
+  ): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      let first: string | undefined;
+      let rest: string[] | undefined;
+      this.#start(user, config, args, options, {
+        chunk: (text, last) => {
+          if (first === undefined) first = text;
+          else (rest ??= []).push(text);
+          if (last) resolve(rest ? first + rest.join('') : first);
+        },
+        fail: reject,
+      });
+    });
+  }
+
+  /**
+   * Calls the service and yields each non-empty response chunk as it arrives. The call starts when the
+   * iteration does; leaving the `for await` early cancels the remote call. One consumer only. A consumer
+   * that falls `maxBufferedChunks` behind fails with `too-large` (and the call is cancelled).
+   * Fails with the same errors as {@link call}.
+   */
+  stream(
+    user: string,
+    config: Record<string, unknown> | string,
+    args: Record<string, unknown> | string,
+    options: ToolServiceCallOptions = {},
+  ): AsyncIterable<string> {
+    let iterated = false;
+    return {
+      [Symbol.asyncIterator]: (): AsyncIterator<string> => {
+        if (iterated) {
+          throw new ToolbusError(
+            'usage',
+            `tool service '${this.#service}': a stream() result can be iterated once; call stream() again`,
+          );
+        }
+        iterated = true;
+        return this.#iterate(user, config, args, options);
+      },
+    };
+  }
+
+  /**
+   * Stops listening; pending calls reject with `cancelled` and the services are told to stop them.
+   * Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const id of [...this.#pending.keys()]) {
+      this.#abandon(id, new ToolError('cancelled', `tool service '${this.#service}': client closed`));
+    }
+    const subscription = this.#subscription;
+    this.#subscription = undefined;
+    await subscription?.unsubscribe();
+  }
+
+  /** Alias of {@link close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #iterate(
+    user: string,
+    config: Record<string, unknown> | string,
+    args: Record<string, unknown> | string,
+    options: ToolServiceCallOptions,
+  ): AsyncIterator<string> {
+    const buffer: string[] = [];
+    let head = 0;
+    let done = false;
+    let failure: ToolbusError | undefined;
+    let waiter: { resolve: (r: IteratorResult<string>) => void; reject: (e: unknown) => void } | undefined;
+    let id: string | undefined;
+    const wake = (): void => {
+      if (!waiter) return;
+      const w = waiter;
+      if (head < buffer.length) {
+        waiter = undefined;
+        w.resolve({ value: buffer[head++]!, done: false });
+      } else if (failure) {
+        waiter = undefined;
+        w.reject(failure);
+      } else if (done) {
+        waiter = undefined;
+        w.resolve({ value: undefined, done: true });
+      }
+    };
+    id = this.#start(user, config, args, options, {
+      chunk: (text, last) => {
+        if (text !== '') {
+          if (buffer.length - head >= this.#maxBufferedChunks && id !== undefined) {
+            this.#abandon(
+              id,
+              new ToolError(
+                'too-large',
+                `tool service '${this.#service}': stream consumer fell more than ` +
+                  `${this.#maxBufferedChunks} chunks behind; the call was cancelled`,
+                { toolName: options.toolName },
+              ),
+            );
+            return;
+          }
+          buffer.push(text);
+        }
+        if (last) done = true;
+        wake();
+      },
+      fail: (error) => {
+        failure = error;
+        wake();
+      },
+    });
+    return {
+      next: () =>
+        new Promise<IteratorResult<string>>((resolve, reject) => {
+          if (waiter) {
+            reject(new ToolbusError('usage', `tool service '${this.#service}': next() called concurrently`));
+            return;
+          }
+          waiter = { resolve, reject };
+          wake();
+        }),
+      return: () => {
+        if (!done && !failure && id !== undefined) {
+          done = true;
+          this.#abandon(
+            id,
+            new ToolError('cancelled', `tool service '${this.#service}': the stream consumer stopped early`),
+            false,
+          );
+        }
+        buffer.length = 0;
+        head = 0;
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+
+  /**
+   * Registers a pending call and publishes the request. Returns the call id (undefined when the call
+   * failed before it was sent). Every path ends in {@link #settle}, the one cleanup.
+   */
+  #start(
+    user: string,
+    config: Record<string, unknown> | string,
+    args: Record<string, unknown> | string,
+    options: ToolServiceCallOptions,
+    sink: { chunk(text: string, last: boolean): void; fail(error: ToolbusError): void },
+  ): string | undefined {
+    const toolName = options.toolName;
+    if (this.#closed) {
+      sink.fail(new ToolError('closed', `tool service '${this.#service}': client is closed`, { toolName }));
+      return undefined;
+    }
+    const signal = options.signal;
+    if (signal?.aborted) {
+      this.#stats.cancelled++;
+      sink.fail(cancelledError(signal.reason, this.#service, toolName));
+      return undefined;
+    }
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    let body: string;
+    try {
+      checkTimeout(timeoutMs, 'timeoutMs');
+      body = encodeRequest({
+        user,
+        config: typeof config === 'string' ? config : JSON.stringify(config),
+        arguments: typeof args === 'string' ? args : JSON.stringify(args),
+      });
+    } catch (error) {
+      sink.fail(
+        error instanceof ToolbusError
+          ? error
+          : new ToolError('invalid-arguments', `tool service '${this.#service}': cannot encode the request`, {
+              cause: error,
+              toolName,
+            }),
+      );
+      return undefined;
+    }
+    const id = this.#prefix + (++this.#seq).toString(36);
+    const pending: Pending = {
+      id,
+      toolName,
+      timer: undefined,
+      signal,
+      onAbort: undefined,
+      chunk: sink.chunk,
+      fail: sink.fail,
+    };
+    this.#pending.set(id, pending);
+    pending.timer = setTimeout(() => {
+      this.#stats.timedOut++;
+      this.#abandon(
+        id,
+        new ToolError(
+          'timeout',
+          `tool service '${this.#service}': no response within ${timeoutMs} ms (call '${id}')`,
+          { toolName },
+        ),
+      );
+    }, timeoutMs);
+    if (signal) {
+      pending.onAbort = () => {
+        this.#stats.cancelled++;
+        this.#abandon(id, cancelledError(signal.reason, this.#service, toolName));
+      };
+      signal.addEventListener('abort', pending.onAbort, { once: true });
+    }
+    const extra = options.properties;
+    const deadline = String(this.#now() + timeoutMs);
+    const properties: BusProperties = extra ? { ...extra, id, deadline } : { id, deadline };
+    const send = (): void => {
+      if (!this.#pending.has(id)) return;
+      this.#stats.sent++;
+      this.#bus
+        .publish(this.#requestQueue, body, properties, {
+          onUnavailable: (error) => this.#unavailable(id, error),
+        })
+        .catch((error: unknown) => this.#unavailable(id, error));
+    };
+    if (this.#subscription) send();
+    else {
+      this.#subscribe().then(send, (error: unknown) => this.#unavailable(id, error));
+    }
+    return id;
+  }
+
+  #subscribe(): Promise<void> {
+    this.#ready ??= this.#bus
+      .subscribe(this.#responseQueue, (m) => this.#onResponse(m))
+      .then(
+        (subscription) => {
+          if (this.#closed) {
+            void subscription.unsubscribe();
+            return;
+          }
+          this.#subscription = subscription;
+        },
+        (error: unknown) => {
+          this.#ready = undefined;
+          throw error;
+        },
+      );
+    return this.#ready;
+  }
+
+  #unavailable(id: string, error: unknown): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    this.#stats.unavailable++;
+    this.#settle(
+      pending,
+      'abandoned',
+      new ToolError(
+        'unavailable',
+        isToolbusError(error) && error.code === 'unavailable'
+          ? `tool service '${this.#service}' is unavailable: nothing is subscribed to request queue '${this.#requestQueue}'`
+          : `tool service '${this.#service}' is unavailable: sending to '${this.#requestQueue}' failed: ` +
+              (error instanceof Error ? error.message : String(error)),
+        { cause: error, toolName: pending.toolName },
+      ),
+    );
+  }
+
+  /** Ends a call without its last response, and tells the service to stop it. */
+  #abandon(id: string, error: ToolbusError, notify = true): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    this.#settle(pending, 'abandoned', notify ? error : undefined);
+    this.#bus
+      .publish(this.#cancelTopic, '', { [WireProperty.Id]: id, [WireProperty.Cancel]: error.message })
+      .catch(() => undefined);
+  }
+
+  /** The one cleanup of a call: pending entry, timer, abort listener; then the outcome. */
+  #settle(pending: Pending, reason: SettleReason, error?: ToolbusError): void {
+    this.#pending.delete(pending.id);
+    if (pending.timer !== undefined) clearTimeout(pending.timer);
+    if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
+    this.#recent.set(pending.id, reason);
+    if (this.#recent.size > RECENT_IDS) this.#recent.delete(this.#recent.keys().next().value as string);
+    if (error) pending.fail(error);
+  }
+
+  #onResponse(message: BusMessage): void {
+    const id = readId(message.properties);
+    if (id === undefined) {
+      this.#drop(undefined, 'malformed');
+      return;
+    }
+    const pending = this.#pending.get(id);
+    if (!pending) {
+      if (!id.startsWith(this.#prefix)) {
+        this.#stats.foreign++;
+        return;
+      }
+      const recent = this.#recent.get(id);
+      this.#drop(id, recent === 'done' ? 'duplicate' : recent === 'abandoned' ? 'late' : 'unknown');
+      return;
+    }
+    let response: ToolServiceResponse;
+    try {
+      response = decodeResponse(message.body);
+    } catch (error) {
+      this.#stats.failed++;
+      this.#settle(
+        pending,
+        'done',
+        new ToolError(
+          'tool-error',
+          `tool service '${this.#service}' sent a malformed response to call '${id}': ` +
+            (error instanceof Error ? error.message : String(error)),
+          { cause: error, toolName: pending.toolName },
+        ),
+      );
+      return;
+    }
+    if (response.error !== null) {
+      this.#stats.failed++;
+      this.#settle(pending, 'done', fromWireError(response.error, this.#service, pending.toolName));
+      return;
+    }
+    if (response.end_of_stream) {
+      this.#stats.completed++;
+      this.#settle(pending, 'done');
+    }
+    pending.chunk(response.response, response.end_of_stream);
+  }
+
+  #drop(id: string | undefined, reason: DroppedResponseReason): void {
+    this.#dropped[reason]++;
+    runHook(this.#hooks.onDroppedResponse, { service: this.#service, id, reason });
+  }
+}
+
+function cancelledError(reason: unknown, service: string, toolName: string | undefined): ToolbusError {
+  if (reason instanceof ToolbusError) return reason;
+  return new ToolError('cancelled', `tool service '${service}': call cancelled`, { cause: reason, toolName });
+}
+
+function checkTimeout(value: number, name: string): void {
+  if (!(typeof value === 'number' && value > 0 && Number.isFinite(value))) {
+    throw new ToolbusError(
+      'invalid-config',
+      `tool service client: option '${name}' must be a positive number of milliseconds, got ${String(value)}`,
+    );
+  }
+}
