@@ -6,7 +6,31 @@
  */
 
 // --- schema ---
-export type { JsonValue, JsonObject, JsonSchema, ObjectJsonSchema } from './schema/index.js';
+export {
+  toParametersSchema,
+  compileSchema,
+  createValidator,
+  createNullNormalizer,
+  isZodSchema,
+  isStandardJsonSchema,
+  SchemaKind,
+  SchemaProfile,
+} from './schema/index.js';
+export type {
+  JsonValue,
+  JsonObject,
+  JsonSchema,
+  ObjectJsonSchema,
+  ParametersSource,
+  ZodSchema,
+  StandardJsonSchema,
+  RawJsonSchema,
+  Validator,
+  ValidationIssue,
+  ValidationResult,
+  CreateValidatorOptions,
+  NullNormalizer,
+} from './schema/index.js';
 
 // --- tools ---
 export {
@@ -16,6 +40,13 @@ export {
   ToolbusErrorCode,
   isToolbusError,
   CancellationToken,
+  TOOL_NAME_PATTERN,
+  validateToolName,
+  encodeToolName,
+  decodeToolName,
+  ToolNameMap,
+  BaseTool,
+  FunctionTool,
 } from './tools/index.js';
 export type {
   Tool,
@@ -26,6 +57,11 @@ export type {
   ToolResult,
   ToolCallOptions,
   ToolProvider,
+  BaseToolOptions,
+  SignalLike,
+  FunctionToolOptions,
+  ToolFunction,
+  InferToolArgs,
 } from './tools/index.js';
 
 // --- bus ---

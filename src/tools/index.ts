@@ -13,3 +13,15 @@ export type {
   ToolCallOptions,
   ToolProvider,
 } from './tool.js';
+export {
+  TOOL_NAME_PATTERN,
+  MAX_TOOL_NAME_LENGTH,
+  validateToolName,
+  encodeToolName,
+  decodeToolName,
+  ToolNameMap,
+} from './tool-name.js';
+export { BaseTool, formatInvalidArguments } from './base-tool.js';
+export type { BaseToolOptions, SignalLike } from './base-tool.js';
+export { FunctionTool } from './function-tool.js';
+export type { FunctionToolOptions, ToolFunction, InferToolArgs } from './function-tool.js';

@@ -1,20 +1,8 @@
 /**
  * @module The `Tool` contract every kind of tool implements.
  */
-import type { JsonSchema, ObjectJsonSchema } from '../schema/index.js';
+import type { JsonSchema, ToolSchema } from '../schema/index.js';
 import type { ToolError } from './errors.js';
-
-/**
- * The JSON shape a function-calling API expects, as in the Saptiva-Agents guide's `get_stock_price`
- * example: `{ name, description, parameters, strict }`.
- */
-export interface ToolSchema {
-  name: string;
-  description: string;
-  parameters: ObjectJsonSchema;
-  /** Ask the provider to enforce the schema exactly (OpenAI structured outputs). */
-  strict: boolean;
-}
 
 /** Hints about a tool's side effects, with MCP's meaning. Used to decide whether a retry is safe. */
 export interface ToolAnnotations {
@@ -103,4 +91,4 @@ export interface ToolProvider {
   call(name: string, args: string | Record<string, unknown>, options?: ToolCallOptions): Promise<ToolResult>;
 }
 
-export type { JsonSchema };
+export type { JsonSchema, ToolSchema };

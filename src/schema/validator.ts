@@ -1,0 +1,299 @@
+/**
+ * @module Argument validation for every kind of schema, with one issue format.
+ */
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { z } from 'zod';
+import { jsonSchemaCompiler, type AjvError } from './ajv.js';
+import type { JsonObject, ObjectJsonSchema } from './json.js';
+import { createNullNormalizer } from './null-normalizer.js';
+import {
+  SchemaKind,
+  schemaKindOf,
+  toParametersSchema,
+  type ParametersSource,
+  type StandardJsonSchema,
+  type ZodSchema,
+} from './parameters.js';
+
+/** One reason a value failed validation. */
+export interface ValidationIssue {
+  /** Where, as `a.b[0].c`; `''` for the whole value. */
+  path: string;
+  /** What was wrong, in the validator's words. */
+  message: string;
+  /** What was expected there, e.g. `string` or `one of "a", "b"`. */
+  expected?: string;
+  /** What came, e.g. `number`, `null`, `missing`. */
+  received?: string;
+}
+
+/** The outcome of a {@link Validator}. `value` is the validated (and, for zod, parsed) value. */
+export type ValidationResult = { ok: true; value: unknown } | { ok: false; issues: ValidationIssue[] };
+
+/**
+ * Validates one value. Synchronous for zod (without async refinements) and raw JSON Schema; a Standard
+ * Schema may answer with a promise.
+ */
+export type Validator = (value: unknown) => ValidationResult | Promise<ValidationResult>;
+
+/** Options of {@link createValidator}. */
+export interface CreateValidatorOptions {
+  /**
+   * The JSON Schema of `source`, if already computed by {@link toParametersSchema}; used for the
+   * null normalisation. @default computed from `source`
+   */
+  jsonSchema?: ObjectJsonSchema;
+  /** Treat `null` sent for an optional, non-nullable property as absent. @default true */
+  normalizeNulls?: boolean;
+}
+
+/**
+ * Creates a validator for a tool's parameters. It first removes nulls sent for optional properties
+ * (see `null-normalizer.ts`), then validates: zod schemas with zod (transforms and defaults apply, the
+ * parsed output is returned), Standard Schemas with their `validate`, raw JSON Schema with Ajv
+ * (`allErrors`, `useDefaults`; compiled once and cached).
+ *
+ * @throws {ToolbusError} `invalid-schema` when `source` cannot be compiled.
+ * @example
+ * ```ts
+ * const validate = createValidator(z.object({ n: z.number() }));
+ * validate({ n: 'x' }); // { ok: false, issues: [{ path: 'n', expected: 'number', received: 'string', ... }] }
+ * ```
+ */
+export function createValidator(source: ParametersSource, options: CreateValidatorOptions = {}): Validator {
+  const kind = schemaKindOf(source);
+  const jsonSchema = options.jsonSchema ?? toParametersSchema(source);
+  const normalize = options.normalizeNulls === false ? undefined : createNullNormalizer(jsonSchema);
+  if (kind === SchemaKind.Zod) {
+    const schema = source as ZodSchema;
+    return (value) => {
+      const input = normalize === undefined ? value : normalize(value);
+      let result: z.ZodSafeParseResult<unknown>;
+      try {
+        result = schema.safeParse(input);
+      } catch (error) {
+        if (error instanceof z.core.$ZodAsyncError) {
+          return schema.safeParseAsync(input).then((r) => fromZod(r, input));
+        }
+        throw error;
+      }
+      return fromZod(result, input);
+    };
+  }
+  if (kind === SchemaKind.Standard) {
+    const standard = (source as StandardJsonSchema)['~standard'];
+    return (value) => {
+      const input = normalize === undefined ? value : normalize(value);
+      const result = standard.validate(input);
+      return result instanceof Promise
+        ? result.then((r) => fromStandard(r, input))
+        : fromStandard(result, input);
+    };
+  }
+  const raw = withoutTopLevelNoise(jsonSchema, source as JsonObject);
+  const validate = jsonSchemaCompiler.compile(raw);
+  const hasDefaults = JSON.stringify(raw).includes('"default"');
+  return (value) => {
+    let input = normalize === undefined ? value : normalize(value);
+    // Ajv's useDefaults writes into the value; never touch the caller's object.
+    if (hasDefaults && input === value && typeof value === 'object' && value !== null) {
+      input = structuredClone(value);
+    }
+    if (validate(input)) return { ok: true, value: input };
+    return { ok: false, issues: fromAjv(validate.errors ?? [], input) };
+  };
+}
+
+/**
+ * The schema Ajv compiles for a raw source: the converted parameters plus the source's `$schema`, so
+ * the draft is chosen correctly; `additionalProperties` is as the source had it (models may add keys).
+ */
+function withoutTopLevelNoise(parameters: ObjectJsonSchema, source: JsonObject): JsonObject {
+  const out: JsonObject = { ...parameters };
+  if (typeof source['$schema'] === 'string') out['$schema'] = source['$schema'];
+  if ('additionalProperties' in source && source['additionalProperties'] !== undefined) {
+    out['additionalProperties'] = source['additionalProperties'];
+  } else {
+    delete out['additionalProperties'];
+  }
+  return out;
+}
+
+function fromZod(result: z.ZodSafeParseResult<unknown>, input: unknown): ValidationResult {
+  if (result.success) return { ok: true, value: result.data };
+  return { ok: false, issues: result.error.issues.map((issue) => zodIssue(issue, input)) };
+}
+
+function zodIssue(issue: z.core.$ZodIssue, input: unknown): ValidationIssue {
+  const path = formatPath(issue.path);
+  const out: ValidationIssue = { path, message: issue.message };
+  switch (issue.code) {
+    case 'invalid_type': {
+      out.expected = issue.expected;
+      out.received = describeValue(valueAt(input, issue.path));
+      break;
+    }
+    case 'invalid_value': {
+      out.expected =
+        issue.values.length === 1
+          ? JSON.stringify(issue.values[0])
+          : `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+      out.received = excerpt(valueAt(input, issue.path));
+      break;
+    }
+    case 'unrecognized_keys': {
+      out.expected = 'no other properties';
+      out.received = issue.keys.map((k) => `'${k}'`).join(', ');
+      break;
+    }
+    case 'invalid_union': {
+      out.expected = 'one of the allowed shapes';
+      out.received = describeValue(valueAt(input, issue.path));
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}
+
+function fromStandard(result: StandardSchemaV1.Result<unknown>, input: unknown): ValidationResult {
+  if (result.issues === undefined) return { ok: true, value: result.value };
+  return {
+    ok: false,
+    issues: result.issues.map((issue) => {
+      const segments = (issue.path ?? []).map((p) =>
+        typeof p === 'object' && p !== null ? (p as StandardSchemaV1.PathSegment).key : p,
+      );
+      return {
+        path: formatPath(segments),
+        message: issue.message,
+        received: describeValue(valueAt(input, segments)),
+      };
+    }),
+  };
+}
+
+function fromAjv(errors: AjvError[], input: unknown): ValidationIssue[] {
+  // A failed anyOf/oneOf also reports every branch's errors; keep only the summary for that place.
+  const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  const kept = errors.filter(
+    (e) =>
+      unions.includes(e) ||
+      !unions.some(
+        (u) =>
+          e.schemaPath.startsWith(u.schemaPath.replace(/\/(anyOf|oneOf)$/, '/$1/')) &&
+          e.instancePath.startsWith(u.instancePath),
+      ),
+  );
+  const issues: ValidationIssue[] = [];
+  for (const e of kept) {
+    const segments = pointerToSegments(e.instancePath);
+    const params = e.params as Record<string, unknown>;
+    switch (e.keyword) {
+      case 'required': {
+        const missing = String(params['missingProperty']);
+        issues.push({
+          path: formatPath([...segments, missing]),
+          message: 'is required',
+          expected: 'a value',
+          received: 'missing',
+        });
+        break;
+      }
+      case 'additionalProperties': {
+        const extra = String(params['additionalProperty']);
+        issues.push({
+          path: formatPath([...segments, extra]),
+          message: 'is not an allowed property',
+          expected: 'no such property',
+          received: describeValue(valueAt(input, [...segments, extra])),
+        });
+        break;
+      }
+      case 'type':
+        issues.push({
+          path: formatPath(segments),
+          message: e.message ?? 'has the wrong type',
+          expected: Array.isArray(params['type']) ? params['type'].join(' or ') : String(params['type']),
+          received: describeValue(valueAt(input, segments)),
+        });
+        break;
+      case 'enum':
+        issues.push({
+          path: formatPath(segments),
+          message: e.message ?? 'is not an allowed value',
+          expected: `one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+          received: excerpt(valueAt(input, segments)),
+        });
+        break;
+      case 'const':
+        issues.push({
+          path: formatPath(segments),
+          message: e.message ?? 'is not the allowed value',
+          expected: JSON.stringify(params['allowedValue']),
+          received: excerpt(valueAt(input, segments)),
+        });
+        break;
+      case 'anyOf':
+      case 'oneOf':
+        issues.push({
+          path: formatPath(segments),
+          message: 'matches none of the allowed shapes',
+          expected: 'one of the allowed shapes',
+          received: describeValue(valueAt(input, segments)),
+        });
+        break;
+      default:
+        issues.push({
+          path: formatPath(segments),
+          message: e.message ?? `fails '${e.keyword}'`,
+          received: excerpt(valueAt(input, segments)),
+        });
+    }
+  }
+  return issues;
+}
+
+function pointerToSegments(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+}
+
+/** Formats a path as `a.b[0].c`. */
+export function formatPath(segments: readonly PropertyKey[]): string {
+  let out = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else out += out === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return out;
+}
+
+function valueAt(input: unknown, segments: readonly PropertyKey[]): unknown {
+  let current = input;
+  for (const segment of segments) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return current;
+}
+
+/** Names the JSON type of a value: `string`, `number`, `integer`... `null`, `array`, `missing`. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'missing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/** A short rendering of a received value (never a whole payload). */
+function excerpt(value: unknown): string {
+  if (value === undefined) return 'missing';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}

@@ -1,0 +1,190 @@
+/**
+ * @module `BaseTool`: the class every in-process tool extends (validation, cancellation, error wrapping).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  compileSchema,
+  createValidator,
+  toParametersSchema,
+  type ObjectJsonSchema,
+  type ParametersSource,
+  type SchemaProfile,
+  type ToolSchema,
+  type ValidationIssue,
+  type ValidationResult,
+  type Validator,
+} from '../schema/index.js';
+import { ToolError, ToolbusError } from './errors.js';
+import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext } from './tool.js';
+import { validateToolName } from './tool-name.js';
+
+/** Options of {@link BaseTool}. */
+export interface BaseToolOptions {
+  /** Must match `^[a-zA-Z0-9_-]{1,64}$` (see `encodeToolName` for foreign names). */
+  name: string;
+  /** What the tool does, for the model. */
+  description: string;
+  /** zod object, Standard Schema with JSON Schema output, or raw JSON Schema. */
+  parameters: ParametersSource;
+  /** Ask the provider to enforce the schema exactly. @default false */
+  strict?: boolean;
+  /** Side-effect hints. @default undefined */
+  annotations?: ToolAnnotations;
+}
+
+/** A signal, or anything carrying one (a `CancellationToken`). */
+export type SignalLike = AbortSignal | { readonly signal: AbortSignal };
+
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * The base of class-based tools. Subclasses implement {@link BaseTool.run}; `runJson` validates the
+ * arguments first, so `run` receives parsed, valid arguments.
+ *
+ * @example
+ * ```ts
+ * class Echo extends BaseTool {
+ *   constructor() {
+ *     super({ name: 'echo', description: 'Echo the text.', parameters: z.object({ text: z.string() }) });
+ *   }
+ *   protected async run(args: Record<string, unknown>) { return args['text']; }
+ * }
+ * ```
+ */
+export abstract class BaseTool implements Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly annotations?: ToolAnnotations;
+  readonly #strict: boolean;
+  readonly #parameters: ObjectJsonSchema;
+  readonly #validate: Validator;
+  #schema: ToolSchema | undefined;
+  readonly #profiles = new Map<SchemaProfile, ToolSchema>();
+
+  /** @throws {ToolbusError} `invalid-name` or `invalid-schema`. */
+  constructor(options: BaseToolOptions) {
+    validateToolName(options.name);
+    if (typeof options.description !== 'string') {
+      throw new ToolbusError('invalid-schema', `tool '${options.name}': description must be a string`);
+    }
+    this.name = options.name;
+    this.description = options.description;
+    this.#strict = options.strict ?? false;
+    if (options.annotations !== undefined) this.annotations = { ...options.annotations };
+    try {
+      this.#parameters = toParametersSchema(options.parameters);
+      this.#validate = createValidator(options.parameters, { jsonSchema: this.#parameters });
+    } catch (error) {
+      if (error instanceof ToolbusError) {
+        throw new ToolbusError(error.code, `tool '${options.name}': ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /** The schema sent to models, in the default profile: `{ name, description, parameters, strict }`. */
+  get schema(): ToolSchema {
+    return (this.#schema ??= {
+      name: this.name,
+      description: this.description,
+      parameters: structuredClone(this.#parameters),
+      strict: this.#strict,
+    });
+  }
+
+  /**
+   * The schema compiled for a provider profile (cached).
+   *
+   * @throws {ToolbusError} `unsupported` when the schema cannot be expressed in that profile.
+   */
+  schemaFor(profile: SchemaProfile): ToolSchema {
+    let compiled = this.#profiles.get(profile);
+    if (compiled === undefined) {
+      compiled = compileSchema(this.schema, profile);
+      this.#profiles.set(profile, compiled);
+    }
+    return compiled;
+  }
+
+  /** Runs the tool with validated arguments. Throw to fail; a thrown `ToolError` is kept as it is. */
+  protected abstract run(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown>;
+
+  /**
+   * Validates `args`, then runs the tool.
+   *
+   * Rejects with a {@link ToolError}: `invalid-arguments` (each failing path, what was expected and what
+   * came), `cancelled` (the signal was aborted; a `ToolbusError` reason is rethrown as it is),
+   * `tool-error` (what `run` threw, as `cause`), or a `ToolError` thrown by `run` unchanged.
+   */
+  async runJson(args: unknown, signal?: SignalLike, options?: RunJsonOptions): Promise<unknown> {
+    const abortSignal =
+      signal === undefined ? NEVER_ABORTED : signal instanceof AbortSignal ? signal : signal.signal;
+    if (abortSignal.aborted) throw this.#cancelled(abortSignal);
+    const checked = this.#validate(args);
+    const result: ValidationResult = checked instanceof Promise ? await checked : checked;
+    if (!result.ok) throw this.invalidArguments(result.issues);
+    if (abortSignal.aborted) throw this.#cancelled(abortSignal);
+    const ctx: ToolCallContext = { signal: abortSignal, callId: options?.callId ?? randomUUID() };
+    if (options?.user !== undefined) ctx.user = options.user;
+    try {
+      return await this.run(result.value as Record<string, unknown>, ctx);
+    } catch (error) {
+      if (error instanceof ToolError) throw error;
+      if (abortSignal.aborted) throw this.#cancelled(abortSignal);
+      const message = error instanceof Error ? error.message : String(error);
+      throw new ToolError('tool-error', `tool '${this.name}' failed: ${message}`, {
+        cause: error,
+        toolName: this.name,
+      });
+    }
+  }
+
+  /** A string passes through unchanged; `undefined` becomes `''`; anything else becomes JSON text. */
+  returnValueAsString(value: unknown): string {
+    if (typeof value === 'string') return value;
+    if (value === undefined) return '';
+    try {
+      return JSON.stringify(value) ?? String(value);
+    } catch {
+      return String(value);
+    }
+  }
+
+  /** Builds the `invalid-arguments` error for `issues` (for subclasses that validate more). */
+  protected invalidArguments(issues: readonly ValidationIssue[]): ToolError {
+    return new ToolError('invalid-arguments', formatInvalidArguments(this.name, issues), {
+      toolName: this.name,
+    });
+  }
+
+  #cancelled(signal: AbortSignal): ToolError {
+    const reason: unknown = signal.reason;
+    if (reason instanceof ToolError) return reason;
+    if (reason instanceof ToolbusError) {
+      return new ToolError(reason.code, reason.message, { cause: reason, toolName: this.name });
+    }
+    return new ToolError('cancelled', `tool '${this.name}' was cancelled`, {
+      cause: reason,
+      toolName: this.name,
+    });
+  }
+}
+
+/**
+ * Formats validation issues for a model: `tool 'x': invalid arguments: argument 'topic' must be string,
+ * got number; argument 'date' is required`.
+ */
+export function formatInvalidArguments(toolName: string, issues: readonly ValidationIssue[]): string {
+  const parts = issues.slice(0, 10).map((issue) => {
+    const where = issue.path === '' ? 'the arguments' : `argument '${issue.path}'`;
+    if (issue.received === 'missing') {
+      return `${where} is required${issue.expected !== undefined && issue.expected !== 'a value' ? ` (expected ${issue.expected})` : ''}`;
+    }
+    if (issue.expected !== undefined && issue.received !== undefined) {
+      return `${where} must be ${issue.expected}, got ${issue.received}`;
+    }
+    return `${where}: ${issue.message}`;
+  });
+  if (issues.length > 10) parts.push(`and ${issues.length - 10} more`);
+  return `tool '${toolName}': invalid arguments: ${parts.join('; ')}`;
+}
