@@ -78,10 +78,13 @@ function isConnectionLoss(error: unknown): boolean {
   return e.cause !== undefined && e.cause !== error ? isConnectionLoss(e.cause) : false;
 }
 
-function abortReason(signal: AbortSignal, what: string): ToolbusError {
+function abortReason(signal: AbortSignal, what: string, toolName?: string): ToolbusError {
   const reason: unknown = signal.reason;
   if (reason instanceof ToolbusError) return reason;
-  return new ToolError('cancelled', `${what} was cancelled`, { cause: reason });
+  return new ToolError('cancelled', `${what} was cancelled`, {
+    cause: reason,
+    ...(toolName ? { toolName } : {}),
+  });
 }
 
 /**
@@ -223,8 +226,8 @@ export class McpSession {
     try {
       return await attempt();
     } catch (error) {
-      if (signal?.aborted) throw abortReason(signal, `${what} on MCP server '${this.id}'`);
-      if (!isConnectionLoss(error)) throw this.#mapError(error, what, signal, timeoutMs);
+      if (signal?.aborted) throw abortReason(signal, `${what} on MCP server '${this.id}'`, display);
+      if (!isConnectionLoss(error)) throw this.#mapError(error, what, signal, timeoutMs, display);
       this.#drop();
       if (!options.retryAfterReconnect) {
         // Reconnect in the background so the next call and list_changed work again.
@@ -239,8 +242,8 @@ export class McpSession {
       try {
         return await attempt();
       } catch (second) {
-        if (signal?.aborted) throw abortReason(signal, `${what} on MCP server '${this.id}'`);
-        throw this.#mapError(second, what, signal, timeoutMs);
+        if (signal?.aborted) throw abortReason(signal, `${what} on MCP server '${this.id}'`, display);
+        throw this.#mapError(second, what, signal, timeoutMs, display);
       }
     }
   }
@@ -264,8 +267,14 @@ export class McpSession {
     await this.close();
   }
 
-  #mapError(error: unknown, what: string, signal?: AbortSignal, timeoutMs?: number): ToolbusError {
-    if (signal?.aborted) return abortReason(signal, what);
+  #mapError(
+    error: unknown,
+    what: string,
+    signal?: AbortSignal,
+    timeoutMs?: number,
+    toolName?: string,
+  ): ToolbusError {
+    if (signal?.aborted) return abortReason(signal, what, toolName);
     if (error instanceof ToolbusError) return error;
     if (error instanceof SdkError && error.code === 'REQUEST_TIMEOUT') {
       return new ToolError(
