@@ -81,12 +81,23 @@ export type {
 // --- services ---
 
 // --- config ---
+export {
+  MemoryConfigStore,
+  parseJsonValue,
+  toJsonValue,
+  findJsonError,
+  assertConfigName,
+  CONFIG_NAME_PATTERN,
+  DEFAULT_WATCH_BUFFER,
+} from './config/index.js';
 export type {
   ConfigStore,
   ConfigItem,
   ConfigChange,
   ConfigWriteOptions,
   ConfigWatchOptions,
+  JsonErrorPosition,
+  ParseJsonValueOptions,
 } from './config/index.js';
 
 // --- registry ---

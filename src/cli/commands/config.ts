@@ -1,0 +1,280 @@
+/**
+ * @module `toolbus config`: put, get, list and delete config items in the SQLite file or on NATS.
+ */
+import type { ConfigItem, ConfigStore } from '../../config/index.js';
+import type { JsonValue } from '../../schema/index.js';
+import { isToolbusError } from '../../tools/index.js';
+import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
+import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js';
+import { openConfigStore } from '../connect.js';
+
+/**
+ * The config types toolbus reads. `put` refuses other types unless `--any-type` is given, so a typo
+ * (`tools/x`) is caught instead of being stored where nothing will ever read it.
+ */
+export const KNOWN_CONFIG_TYPES = {
+  'tool-service': 'a tool service: id, request-queue, response-queue, config-params',
+  tool: 'a tool the agent sees: type (tool-service, prompt, text-completion, function, http, mcp-tool), name, ...',
+  mcp: 'an MCP server that mcp-tool items refer to',
+  prompt: "a prompt template that 'prompt' tools may refer to by id",
+} as const;
+
+const HELP = `Usage: toolbus config <put|get|list|delete> [options]
+
+Manage config items (tool services, tools, MCP servers, prompts). Items are addressed as TYPE/KEY,
+e.g. tool-service/joke-service or tool/tell-joke. Running agents pick up changes without a restart.
+
+  toolbus config put TYPE/KEY < item.json       value read from stdin
+  toolbus config put TYPE/KEY 'JSON'            value given inline
+  toolbus config put --type T --key K --stdin   the same, TrustGraph's tg-put-config-item syntax
+  toolbus config put --type T --key K --value V
+  toolbus config get TYPE/KEY                   prints the value as JSON
+  toolbus config list [TYPE]                    lists TYPE/KEY and revision
+  toolbus config delete TYPE/KEY
+
+Options:
+  --type T           the item type (instead of TYPE/KEY)
+  --key K            the item key (instead of TYPE/KEY)
+  --value JSON       the value for put
+  --stdin            read the value for put from stdin (the default when no value is given)
+  --if-revision N    put/delete only if the item is still at revision N (0: only if it does not exist)
+  --any-type         allow put of a type toolbus does not read (known: ${Object.keys(KNOWN_CONFIG_TYPES).join(', ')})
+  --json             machine-readable output
+${CONNECTION_FLAGS_HELP}
+
+Exit codes: 0 success, 1 error (bad JSON, item not found, conflict, store problem), 2 usage.
+
+Examples:
+  toolbus config put tool-service/joke-service < joke-service.json
+  toolbus config put --type tool --key tell-joke --stdin < tell-joke.json
+  toolbus config list tool --json
+`;
+
+const FLAGS = {
+  ...CONNECTION_FLAGS,
+  type: { type: 'string' },
+  key: { type: 'string' },
+  value: { type: 'string' },
+  stdin: { type: 'boolean' },
+  json: { type: 'boolean' },
+  'if-revision': { type: 'string' },
+  'any-type': { type: 'boolean' },
+} as const;
+
+type Flags = ReturnType<typeof parseCommandArgs<typeof FLAGS>>['values'];
+
+/** `toolbus config`. */
+export const command: CliCommand = {
+  name: 'config',
+  summary: 'put, get, list and delete config items (tool services, tools, MCP servers)',
+  help: HELP,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(argv, FLAGS);
+    const [action, ...rest] = positionals;
+    if (!action) throw new UsageError('missing action: expected put, get, list or delete');
+    if (!['put', 'get', 'list', 'delete'].includes(action)) {
+      throw new UsageError(`unknown action '${action}': expected put, get, list or delete`);
+    }
+    const ifRevision = parseRevision(values['if-revision']);
+    // Check everything that can be checked before opening the store.
+    let address: { type: string; key?: string | undefined } | undefined;
+    let valueText: string | undefined;
+    if (action === 'list') {
+      if (rest.length > 1) throw new UsageError(`list takes at most one TYPE, got ${rest.length} arguments`);
+      const type = values.type ?? rest[0];
+      address = type === undefined ? undefined : { type: type.replace(/\/$/, '') };
+    } else {
+      const maxArgs = action === 'put' ? 2 : 1;
+      if (rest.length > maxArgs) {
+        throw new UsageError(
+          `${action} takes TYPE/KEY${action === 'put' ? ' [JSON]' : ''}, got ${rest.length} arguments`,
+        );
+      }
+      address = parseAddress(rest[0], values, action);
+      if (action === 'put') {
+        assertKnownType(address.type, values['any-type'] === true);
+        valueText = await readValue(rest[1], values, io);
+      }
+    }
+
+    let store: ConfigStore;
+    try {
+      store = await openConfigStore({ nats: values.nats, store: values.store }, io);
+    } catch (error) {
+      return fail(io, error);
+    }
+    try {
+      switch (action) {
+        case 'put': {
+          const { type, key } = address as { type: string; key: string };
+          const revision = await store.put(
+            type,
+            key,
+            valueText!,
+            ifRevision === undefined ? {} : { ifRevision },
+          );
+          if (values.json) writeJson(io, { type, key, revision });
+          else io.stdout.write(`put ${type}/${key} (revision ${revision})\n`);
+          return ExitCode.Ok;
+        }
+        case 'get': {
+          const { type, key } = address as { type: string; key: string };
+          const item = await store.get(type, key);
+          if (!item) return notFound(io, store, type, key);
+          if (values.json) writeJson(io, item);
+          else writeJson(io, item.value);
+          return ExitCode.Ok;
+        }
+        case 'list': {
+          const items = await store.list(address?.type);
+          if (values.json) writeJson(io, items);
+          else if (items.length === 0) {
+            io.stderr.write(
+              address
+                ? `no items of type '${address.type}'\n`
+                : 'no config items; add one with toolbus config put TYPE/KEY < item.json\n',
+            );
+          } else io.stdout.write(formatList(items));
+          return ExitCode.Ok;
+        }
+        default: {
+          const { type, key } = address as { type: string; key: string };
+          const existed = await store.delete(type, key, ifRevision === undefined ? {} : { ifRevision });
+          if (!existed) return notFound(io, store, type, key);
+          if (values.json) writeJson(io, { type, key, deleted: true });
+          else io.stdout.write(`deleted ${type}/${key}\n`);
+          return ExitCode.Ok;
+        }
+      }
+    } catch (error) {
+      return fail(io, error);
+    } finally {
+      await store.close();
+    }
+  },
+};
+
+function parseRevision(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new UsageError(
+      `--if-revision must be a whole number >= 0 (0: only if the item does not exist), got '${text}'`,
+    );
+  }
+  return n;
+}
+
+/** Reads `TYPE/KEY` or `--type`/`--key`, saying what is missing. */
+function parseAddress(
+  positional: string | undefined,
+  values: Flags,
+  action: string,
+): { type: string; key: string } {
+  if (positional !== undefined && (values.type !== undefined || values.key !== undefined)) {
+    throw new UsageError(`give either TYPE/KEY or --type and --key, not both`);
+  }
+  if (positional === undefined) {
+    if (values.type === undefined && values.key === undefined) {
+      throw new UsageError(
+        `missing item: ${action} TYPE/KEY (e.g. tool-service/joke-service) or --type T --key K`,
+      );
+    }
+    if (values.type === undefined)
+      throw new UsageError(`missing --type: pass --type T with --key '${values.key}'`);
+    if (values.key === undefined) {
+      throw new UsageError(
+        `missing key: pass --key K with --type '${values.type}' (e.g. --key joke-service)`,
+      );
+    }
+    return { type: values.type, key: values.key };
+  }
+  const slash = positional.indexOf('/');
+  if (slash < 0 || slash === positional.length - 1) {
+    const type = slash < 0 ? positional : positional.slice(0, -1);
+    throw new UsageError(`missing key in '${positional}': write TYPE/KEY, e.g. ${type}/my-item`);
+  }
+  if (slash === 0)
+    throw new UsageError(`missing type in '${positional}': write TYPE/KEY, e.g. tool${positional}`);
+  return { type: positional.slice(0, slash), key: positional.slice(slash + 1) };
+}
+
+function assertKnownType(type: string, anyType: boolean): void {
+  if (anyType || type in KNOWN_CONFIG_TYPES) return;
+  const known = Object.keys(KNOWN_CONFIG_TYPES);
+  const guess = known
+    .map((k) => ({ k, d: editDistance(k, type) }))
+    .filter((x) => x.d <= 2)
+    .sort((a, b) => a.d - b.d)[0]?.k;
+  throw new UsageError(
+    `unknown config type '${type}'${guess ? ` (did you mean '${guess}'?)` : ''}: known types are ` +
+      `${known.join(', ')}. To store another type anyway, pass --any-type`,
+  );
+}
+
+async function readValue(inline: string | undefined, values: Flags, io: CliIO): Promise<string> {
+  const sources = [inline !== undefined, values.value !== undefined, values.stdin === true].filter(
+    Boolean,
+  ).length;
+  if (sources > 1) throw new UsageError('give the value one way: inline JSON, --value JSON or --stdin');
+  if (inline !== undefined) return inline;
+  if (values.value !== undefined) return values.value;
+  if (!values.stdin && (io.stdin as { isTTY?: boolean }).isTTY) {
+    throw new UsageError('missing value: pipe JSON on stdin (< item.json), or pass --value JSON');
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of io.stdin)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '')
+    throw new UsageError('missing value: stdin was empty; pipe a JSON value (< item.json)');
+  return text;
+}
+
+async function notFound(io: CliIO, store: ConfigStore, type: string, key: string): Promise<number> {
+  const others = (await store.list(type)).map((i) => i.key);
+  io.stderr.write(
+    `toolbus config: item '${type}/${key}' not found` +
+      (others.length > 0
+        ? `; existing ${type} keys: ${others.slice(0, 10).join(', ')}${others.length > 10 ? ', ...' : ''}\n`
+        : `; there are no items of type '${type}' (see toolbus config list)\n`),
+  );
+  return ExitCode.Error;
+}
+
+function fail(io: CliIO, error: unknown): number {
+  const message = error instanceof Error ? error.message : String(error);
+  let hint = '';
+  if (isToolbusError(error)) {
+    if (error.code === 'invalid-config' && message.includes('invalid JSON')) {
+      hint = '\nFix the JSON at that line and column, then run the command again.';
+    } else if (error.code === 'config-conflict') {
+      hint =
+        '\nSomeone changed the item meanwhile: read it again (toolbus config get --json) and retry with its revision.';
+    }
+  }
+  io.stderr.write(`toolbus config: ${message}${hint}\n`);
+  return ExitCode.Error;
+}
+
+function writeJson(io: CliIO, value: JsonValue | ConfigItem | ConfigItem[] | Record<string, unknown>): void {
+  io.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+function formatList(items: ConfigItem[]): string {
+  const width = Math.max(...items.map((i) => i.type.length + i.key.length + 1));
+  return items.map((i) => `${`${i.type}/${i.key}`.padEnd(width)}  revision ${i.revision}\n`).join('');
+}
+
+/** Levenshtein distance, for "did you mean" hints. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}

@@ -1,0 +1,79 @@
+/**
+ * @module Opening the bus and the config store a CLI command works on, from `--nats` / `--store` and the
+ * environment. The only place that picks a backend; leaves are loaded lazily so `toolbus config` on a
+ * SQLite file never loads the NATS client.
+ */
+import { isAbsolute, join, resolve } from 'node:path';
+import type { MessageBus } from '../bus/index.js';
+import { MemoryBus } from '../bus/index.js';
+import type { ConfigStore } from '../config/index.js';
+import { ToolbusError } from '../tools/index.js';
+import type { CliIO } from './command.js';
+
+/** The `--nats` / `--store` flags. */
+export interface ConnectFlags {
+  /** A NATS server URL; the bus and the config then live on NATS. @default $TOOLBUS_NATS */
+  nats?: string | undefined;
+  /** A SQLite config file. @default `<toolbusHome>/config.db` */
+  store?: string | undefined;
+}
+
+/** The toolbus home directory: `$TOOLBUS_HOME`, else `./.toolbus` under the working directory. */
+export function toolbusHome(io: Pick<CliIO, 'env' | 'cwd'>): string {
+  const home = io.env.TOOLBUS_HOME;
+  if (home) return isAbsolute(home) ? home : resolve(io.cwd, home);
+  return join(io.cwd, '.toolbus');
+}
+
+/** The NATS URL to use: `--nats`, else `$TOOLBUS_NATS` unless `--store` was given. */
+function natsUrl(flags: ConnectFlags, io: Pick<CliIO, 'env'>): string | undefined {
+  if (flags.nats) return flags.nats;
+  if (flags.store) return undefined;
+  return io.env.TOOLBUS_NATS || undefined;
+}
+
+/** The SQLite file a command uses: `--store PATH` (relative to the working directory) or the default. */
+export function configStorePath(flags: ConnectFlags, io: Pick<CliIO, 'env' | 'cwd'>): string {
+  return flags.store ? resolve(io.cwd, flags.store) : join(toolbusHome(io), 'config.db');
+}
+
+/** One line saying where config lives, e.g. `sqlite /home/me/.toolbus/config.db`. */
+export function describeStore(flags: ConnectFlags, io: Pick<CliIO, 'env' | 'cwd'>): string {
+  const nats = natsUrl(flags, io);
+  return nats ? `nats-kv ${nats}` : `sqlite ${configStorePath(flags, io)}`;
+}
+
+/**
+ * Opens the config store the flags name: NATS JetStream key-value with `--nats URL` (or
+ * `$TOOLBUS_NATS`), else the SQLite file of `--store PATH`, else `$TOOLBUS_HOME/config.db` or
+ * `./.toolbus/config.db`.
+ *
+ * Rejects with `store-error` when the file cannot be opened (the message says what to do), or with
+ * `unsupported` when the NATS store is not available in this build.
+ */
+export async function openConfigStore(flags: ConnectFlags, io: CliIO): Promise<ConfigStore> {
+  const nats = natsUrl(flags, io);
+  if (nats) {
+    const mod = (await import('../bus/nats/index.js')) as Record<string, unknown>;
+    const Store = mod.NatsKvConfigStore as
+      { connect(options: { servers: string; signal?: AbortSignal }): Promise<ConfigStore> } | undefined;
+    if (!Store || typeof Store.connect !== 'function') {
+      throw new ToolbusError(
+        'unsupported',
+        `the NATS config store is not available in this build; use a SQLite file instead ` +
+          `(drop --nats, or pass --store PATH)`,
+      );
+    }
+    return Store.connect({ servers: nats, signal: io.signal });
+  }
+  const { SqliteConfigStore } = await import('../config/sqlite/index.js');
+  return new SqliteConfigStore({ path: configStorePath(flags, io) });
+}
+
+/** Opens the bus the flags name: a `NatsBus` with `--nats URL` (or `$TOOLBUS_NATS`), else a `MemoryBus`. */
+export async function openBus(flags: ConnectFlags, io: CliIO): Promise<MessageBus> {
+  const nats = flags.nats ?? (io.env.TOOLBUS_NATS || undefined);
+  if (!nats) return new MemoryBus();
+  const { NatsBus } = await import('../bus/nats/index.js');
+  return NatsBus.connect({ servers: nats });
+}

@@ -1,0 +1,172 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = mkdtempSync(join(tmpdir(), 'toolbus-config-cli-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+const mainTs = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `toolbus config ...` as a child process with TOOLBUS_HOME set to `home`. */
+function toolbus(home: string, args: string[], stdin?: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', mainTs, 'config', ...args], {
+      cwd: new URL('../..', import.meta.url).pathname, // where tsx resolves
+      env: { ...process.env, TOOLBUS_HOME: home, TOOLBUS_NATS: '' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+const jokeService = {
+  id: 'joke-service',
+  'request-queue': 'non-persistent://tg/request/joke',
+  'response-queue': 'non-persistent://tg/response/joke',
+  'config-params': [{ name: 'style', required: false }],
+};
+const tellJoke = {
+  type: 'tool-service',
+  name: 'tell-joke',
+  description: 'Tell a joke',
+  service: 'joke-service',
+  style: 'pun',
+  arguments: [{ name: 'topic', type: 'string', description: 'what about' }],
+};
+
+describe('toolbus config (child process)', () => {
+  const home = join(root, 'home');
+
+  test("the seed's syntax: put TYPE/KEY < file, then get and list", async () => {
+    const file = join(root, 'joke-service.json');
+    writeFileSync(file, JSON.stringify(jokeService, null, 2));
+    const put = await toolbus(home, ['put', 'tool-service/joke-service'], JSON.stringify(jokeService));
+    assert.equal(put.code, 0, put.stderr);
+    assert.match(put.stdout, /put tool-service\/joke-service \(revision \d+\)/);
+    const get = await toolbus(home, ['get', 'tool-service/joke-service']);
+    assert.equal(get.code, 0, get.stderr);
+    assert.deepEqual(JSON.parse(get.stdout), jokeService);
+  });
+
+  test("TrustGraph's syntax: --type --key --stdin and --value; list --json", async () => {
+    const a = await toolbus(
+      home,
+      ['put', '--type', 'tool', '--key', 'tell-joke', '--stdin'],
+      JSON.stringify(tellJoke),
+    );
+    assert.equal(a.code, 0, a.stderr);
+    const b = await toolbus(home, [
+      'put',
+      '--type',
+      'prompt',
+      '--key',
+      'greet',
+      '--value',
+      '{"template":"Hi {{name}}"}',
+    ]);
+    assert.equal(b.code, 0, b.stderr);
+    const list = await toolbus(home, ['list', '--json']);
+    assert.equal(list.code, 0, list.stderr);
+    const items = JSON.parse(list.stdout) as { type: string; key: string; revision: number }[];
+    assert.deepEqual(
+      items.map((i) => `${i.type}/${i.key}`),
+      ['prompt/greet', 'tool/tell-joke', 'tool-service/joke-service'],
+    );
+    const listTool = await toolbus(home, ['list', 'tool']);
+    assert.match(listTool.stdout, /^tool\/tell-joke\s+revision \d+\n$/);
+    const getJson = await toolbus(home, ['get', '--type', 'tool', '--key', 'tell-joke', '--json']);
+    assert.deepEqual((JSON.parse(getJson.stdout) as { value: unknown }).value, tellJoke);
+  });
+
+  test('delete, then get of the deleted item exits 1 saying it is not found', async () => {
+    const del = await toolbus(home, ['delete', 'prompt/greet']);
+    assert.equal(del.code, 0, del.stderr);
+    assert.match(del.stdout, /deleted prompt\/greet/);
+    const get = await toolbus(home, ['get', 'prompt/greet']);
+    assert.equal(get.code, 1);
+    assert.match(get.stderr, /item 'prompt\/greet' not found/);
+  });
+
+  test('bad JSON exits 1 with the line and column of the error', async () => {
+    const r = await toolbus(home, ['put', 'tool/broken'], '{\n  "name": "x",\n  "type": \n}');
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /invalid JSON at line 4, column 1 \(position 28\)/);
+    assert.match(r.stderr, /Fix the JSON/);
+  });
+
+  test('usage errors exit 2 and say how to fix them: unknown type, missing key, unknown action', async () => {
+    const unknownType = await toolbus(home, ['put', 'tools/x', '{}']);
+    assert.equal(unknownType.code, 2);
+    assert.match(unknownType.stderr, /unknown config type 'tools' \(did you mean 'tool'\?\)/);
+    assert.match(unknownType.stderr, /--any-type/);
+    const anyType = await toolbus(home, ['put', 'custom/x', '{}', '--any-type']);
+    assert.equal(anyType.code, 0, anyType.stderr);
+    const missingKey = await toolbus(home, ['put', 'tool-service'], '{}');
+    assert.equal(missingKey.code, 2);
+    assert.match(
+      missingKey.stderr,
+      /missing key in 'tool-service': write TYPE\/KEY, e\.g\. tool-service\/my-item/,
+    );
+    const missingKeyFlag = await toolbus(home, ['get', '--type', 'tool']);
+    assert.equal(missingKeyFlag.code, 2);
+    assert.match(missingKeyFlag.stderr, /missing key: pass --key K/);
+    const action = await toolbus(home, ['frobnicate']);
+    assert.equal(action.code, 2);
+    assert.match(action.stderr, /unknown action 'frobnicate'/);
+    const flag = await toolbus(home, ['list', '--bogus']);
+    assert.equal(flag.code, 2);
+  });
+
+  test('--if-revision: a stale revision exits 1 with config-conflict advice', async () => {
+    const get = await toolbus(home, ['get', 'tool/tell-joke', '--json']);
+    const { revision } = JSON.parse(get.stdout) as { revision: number };
+    const ok = await toolbus(
+      home,
+      ['put', 'tool/tell-joke', '--if-revision', String(revision)],
+      JSON.stringify(tellJoke),
+    );
+    assert.equal(ok.code, 0, ok.stderr);
+    const stale = await toolbus(
+      home,
+      ['put', 'tool/tell-joke', '--if-revision', String(revision)],
+      JSON.stringify(tellJoke),
+    );
+    assert.equal(stale.code, 1);
+    assert.match(stale.stderr, /is at revision \d+, not \d+/);
+  });
+
+  test('--store PATH picks the file; a corrupt file exits 1 naming it', async () => {
+    const path = join(root, 'other.db');
+    const put = await toolbus(home, ['put', 'tool/x', '{"a":1}', '--store', path]);
+    assert.equal(put.code, 0, put.stderr);
+    assert.equal((await toolbus(home, ['get', 'tool/x'])).code, 1); // not in the default store
+    assert.equal((await toolbus(home, ['get', 'tool/x', '--store', path])).code, 0);
+    const bad = join(root, 'bad.db');
+    writeFileSync(bad, 'garbage '.repeat(200));
+    const r = await toolbus(home, ['list', '--store', bad]);
+    assert.equal(r.code, 1);
+    assert.ok(r.stderr.includes(bad), r.stderr);
+    assert.match(r.stderr, /not a SQLite database/);
+  });
+
+  test('--help describes both syntaxes and exits 0', async () => {
+    const r = await toolbus(home, ['--help']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /put TYPE\/KEY < item\.json/);
+    assert.match(r.stdout, /--type T --key K --stdin/);
+  });
+});
