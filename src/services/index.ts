@@ -47,3 +47,25 @@ export type {
   DroppedResponseContext,
   DroppedResponseReason,
 } from './tool-service-client.js';
+export { ToolServiceClientCache } from './tool-service-client-cache.js';
+export type { ToolServiceClientCacheOptions } from './tool-service-client-cache.js';
+export {
+  parseToolServiceDescriptor,
+  parseToolServiceToolDescriptor,
+  formatToolServiceDescriptor,
+  formatToolServiceToolDescriptor,
+  ToolArgumentType,
+  TOOL_DESCRIPTOR_KEYS,
+} from './descriptors.js';
+export type {
+  ToolServiceDescriptor,
+  ToolServiceConfigParam,
+  ToolServiceToolDescriptor,
+  ToolServiceToolArgument,
+} from './descriptors.js';
+export { createToolServiceTool, ToolServiceTool, argumentsToJsonSchema } from './tool-service-tool.js';
+export type {
+  CreateToolServiceToolOptions,
+  ToolServiceToolResult,
+  ToolServiceToolOptions,
+} from './tool-service-tool.js';

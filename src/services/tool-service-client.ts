@@ -279,7 +279,6 @@ export class ToolServiceClient {
     let done = false;
     let failure: ToolbusError | undefined;
     let waiter: { resolve: (r: IteratorResult<string>) => void; reject: (e: unknown) => void } | undefined;
-    let id: string | undefined;
     const wake = (): void => {
       if (!waiter) return;
       const w = waiter;
@@ -294,7 +293,7 @@ export class ToolServiceClient {
         w.resolve({ value: undefined, done: true });
       }
     };
-    id = this.#start(user, config, args, options, {
+    const id = this.#start(user, config, args, options, {
       chunk: (text, last) => {
         if (text !== '') {
           if (buffer.length - head >= this.#maxBufferedChunks && id !== undefined) {

@@ -1,0 +1,279 @@
+/**
+ * @module The two tool-service config items of the seed: the tool-service descriptor (config type
+ * `tool-service`) and the tool descriptor (config type `tool`, `type: "tool-service"`). Kebab-case JSON
+ * is parsed here, once, into camelCase types.
+ */
+import { parseTopic } from '../bus/index.js';
+import type { JsonObject, JsonValue } from '../schema/index.js';
+import { ToolbusError } from '../tools/index.js';
+
+/** One config param a tool service accepts (`config-params[]`). */
+export interface ToolServiceConfigParam {
+  name: string;
+  /** Whether every tool using the service must give a value. */
+  required: boolean;
+}
+
+/** A parsed tool-service descriptor (config type `tool-service`). */
+export interface ToolServiceDescriptor {
+  id: string;
+  /** `request-queue`, in any topic form. */
+  requestQueue: string;
+  /** `response-queue`, in any topic form. */
+  responseQueue: string;
+  /** `config-params`; `[]` when absent. */
+  configParams: ToolServiceConfigParam[];
+}
+
+/** The argument types a tool descriptor may declare. */
+export const ToolArgumentType = {
+  String: 'string',
+  Number: 'number',
+  Integer: 'integer',
+  Boolean: 'boolean',
+  Object: 'object',
+  Array: 'array',
+} as const;
+/** One of {@link ToolArgumentType}'s values. */
+export type ToolArgumentType = (typeof ToolArgumentType)[keyof typeof ToolArgumentType];
+
+/** One entry of a tool descriptor's `arguments[]`. */
+export interface ToolServiceToolArgument {
+  name: string;
+  type: ToolArgumentType;
+  description: string;
+  /** `required` in the JSON. @default true (TrustGraph lists every argument as required) */
+  required: boolean;
+}
+
+/** A parsed tool descriptor of type `tool-service` (config type `tool`). */
+export interface ToolServiceToolDescriptor {
+  name: string;
+  description: string;
+  /** The id of the tool service it calls. */
+  service: string;
+  arguments: ToolServiceToolArgument[];
+  /**
+   * Every other key of the descriptor with its value: the config param values, and anything else (which
+   * `createToolServiceTool` reports as a warning).
+   */
+  values: Record<string, JsonValue>;
+}
+
+/** The keys of a tool descriptor that are not config values. */
+export const TOOL_DESCRIPTOR_KEYS: readonly string[] = [
+  'type',
+  'name',
+  'description',
+  'service',
+  'arguments',
+];
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const ARGUMENT_TYPES = new Set<string>(Object.values(ToolArgumentType));
+
+/**
+ * Parses a tool-service descriptor from its JSON (an object, or JSON text):
+ * `{ "id", "request-queue", "response-queue", "config-params": [{ "name", "required" }] }`. A config param
+ * may also be a bare string (optional param), as TrustGraph accepts.
+ *
+ * @throws ToolbusError `invalid-config` naming the field, what was wrong and what was expected.
+ * @example
+ * ```ts
+ * const service = parseToolServiceDescriptor(JSON.parse(readFileSync('joke-service.json', 'utf8')));
+ * ```
+ */
+export function parseToolServiceDescriptor(value: unknown): ToolServiceDescriptor {
+  const object = asObject(value, 'tool-service descriptor');
+  const idValue = object['id'];
+  if (typeof idValue !== 'string' || idValue === '') {
+    throw invalid(`tool-service descriptor: field 'id' must be a non-empty string, got ${describe(idValue)}`);
+  }
+  const where = `tool service '${idValue}'`;
+  const requestQueue = queueField(object, 'request-queue', where);
+  const responseQueue = queueField(object, 'response-queue', where);
+  const rawParams = object['config-params'] ?? [];
+  if (!Array.isArray(rawParams)) {
+    throw invalid(`${where}: field 'config-params' must be an array, got ${describe(rawParams)}`);
+  }
+  const configParams: ToolServiceConfigParam[] = [];
+  const seen = new Set<string>();
+  rawParams.forEach((raw: unknown, index) => {
+    let param: ToolServiceConfigParam;
+    if (typeof raw === 'string' && raw !== '') {
+      param = { name: raw, required: false };
+    } else if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+      const { name, required } = raw as { name?: unknown; required?: unknown };
+      if (typeof name !== 'string' || name === '') {
+        throw invalid(
+          `${where}: 'config-params[${index}].name' must be a non-empty string, got ${describe(name)}`,
+        );
+      }
+      if (required !== undefined && typeof required !== 'boolean') {
+        throw invalid(
+          `${where}: 'config-params[${index}].required' (param '${name}') must be a boolean, got ${describe(required)}`,
+        );
+      }
+      param = { name, required: required ?? false };
+    } else {
+      throw invalid(
+        `${where}: 'config-params[${index}]' must be {"name": string, "required": boolean} or a name, got ${describe(raw)}`,
+      );
+    }
+    if (TOOL_DESCRIPTOR_KEYS.includes(param.name)) {
+      throw invalid(
+        `${where}: config param '${param.name}' clashes with a tool descriptor field; choose another name`,
+      );
+    }
+    if (seen.has(param.name)) throw invalid(`${where}: config param '${param.name}' is listed twice`);
+    seen.add(param.name);
+    configParams.push(param);
+  });
+  return { id: idValue, requestQueue, responseQueue, configParams };
+}
+
+/**
+ * Parses a tool descriptor of type `tool-service` from its JSON (an object, or JSON text):
+ * `{ "type": "tool-service", "name", "description", "service", "arguments": [{ "name", "type",
+ * "description", "required"? }], ...config values }`. It does not look at the service; see
+ * `createToolServiceTool` for the checks against it.
+ *
+ * @throws ToolbusError `invalid-config` naming the field, what was wrong and what was expected.
+ */
+export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolDescriptor {
+  const object = asObject(value, 'tool descriptor');
+  const name = object['name'];
+  if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+    throw invalid(`tool descriptor: field 'name' must match ^[a-zA-Z0-9_-]{1,64}$, got ${describe(name)}`);
+  }
+  const where = `tool '${name}'`;
+  const type = object['type'];
+  if (type !== 'tool-service') {
+    throw invalid(`${where}: field 'type' must be "tool-service", got ${describe(type)}`);
+  }
+  const description = object['description'];
+  if (typeof description !== 'string') {
+    throw invalid(`${where}: field 'description' must be a string, got ${describe(description)}`);
+  }
+  const service = object['service'];
+  if (typeof service !== 'string' || service === '') {
+    throw invalid(
+      `${where}: has type 'tool-service' but field 'service' must name a tool service, got ${describe(service)}`,
+    );
+  }
+  const rawArgs = object['arguments'] ?? [];
+  if (!Array.isArray(rawArgs)) {
+    throw invalid(`${where}: field 'arguments' must be an array, got ${describe(rawArgs)}`);
+  }
+  const seen = new Set<string>();
+  const args = rawArgs.map((raw: unknown, index): ToolServiceToolArgument => {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw invalid(
+        `${where}: 'arguments[${index}]' must be {"name", "type", "description"}, got ${describe(raw)}`,
+      );
+    }
+    const arg = raw as Record<string, unknown>;
+    const argName = arg['name'];
+    if (typeof argName !== 'string' || argName === '') {
+      throw invalid(
+        `${where}: 'arguments[${index}].name' must be a non-empty string, got ${describe(argName)}`,
+      );
+    }
+    const argType = arg['type'];
+    if (typeof argType !== 'string' || !ARGUMENT_TYPES.has(argType)) {
+      throw invalid(
+        `${where}: argument '${argName}' has type ${describe(argType)}; expected one of ` +
+          `${[...ARGUMENT_TYPES].join(', ')}`,
+      );
+    }
+    const argDescription = arg['description'] ?? '';
+    if (typeof argDescription !== 'string') {
+      throw invalid(
+        `${where}: argument '${argName}': 'description' must be a string, got ${describe(argDescription)}`,
+      );
+    }
+    const required = arg['required'] ?? true;
+    if (typeof required !== 'boolean') {
+      throw invalid(
+        `${where}: argument '${argName}': 'required' must be a boolean, got ${describe(required)}`,
+      );
+    }
+    if (seen.has(argName)) throw invalid(`${where}: argument '${argName}' is listed twice`);
+    seen.add(argName);
+    return { name: argName, type: argType as ToolArgumentType, description: argDescription, required };
+  });
+  const values: Record<string, JsonValue> = {};
+  for (const [key, v] of Object.entries(object)) {
+    if (!TOOL_DESCRIPTOR_KEYS.includes(key)) values[key] = v;
+  }
+  return { name, description, service, arguments: args, values };
+}
+
+/** The kebab-case JSON of a tool-service descriptor (the inverse of {@link parseToolServiceDescriptor}). */
+export function formatToolServiceDescriptor(descriptor: ToolServiceDescriptor): JsonObject {
+  return {
+    id: descriptor.id,
+    'request-queue': descriptor.requestQueue,
+    'response-queue': descriptor.responseQueue,
+    'config-params': descriptor.configParams.map((p) => ({ name: p.name, required: p.required })),
+  };
+}
+
+/** The JSON of a tool descriptor (the inverse of {@link parseToolServiceToolDescriptor}). */
+export function formatToolServiceToolDescriptor(descriptor: ToolServiceToolDescriptor): JsonObject {
+  return {
+    type: 'tool-service',
+    name: descriptor.name,
+    description: descriptor.description,
+    service: descriptor.service,
+    ...descriptor.values,
+    arguments: descriptor.arguments.map((a): JsonObject => {
+      const arg: JsonObject = { name: a.name, type: a.type, description: a.description };
+      if (!a.required) arg['required'] = false;
+      return arg;
+    }),
+  };
+}
+
+function asObject(value: unknown, what: string): Record<string, JsonValue> {
+  let parsed = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch (error) {
+      throw invalid(`${what}: not valid JSON: ${(error as Error).message}`, error);
+    }
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw invalid(`${what}: must be a JSON object, got ${describe(parsed)}`);
+  }
+  return parsed as Record<string, JsonValue>;
+}
+
+function queueField(object: Record<string, unknown>, field: string, where: string): string {
+  const value = object[field];
+  if (typeof value !== 'string' || value === '') {
+    throw invalid(
+      `${where}: field '${field}' must be a topic name such as 'non-persistent://tg/request/joke', got ${describe(value)}`,
+    );
+  }
+  try {
+    parseTopic(value);
+  } catch (error) {
+    throw invalid(`${where}: field '${field}': ${(error as Error).message}`, error);
+  }
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+function invalid(message: string, cause?: unknown): ToolbusError {
+  return new ToolbusError('invalid-config', message, cause === undefined ? undefined : { cause });
+}

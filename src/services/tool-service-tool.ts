@@ -1,0 +1,223 @@
+/**
+ * @module The `tool-service` tool type: a `Tool` built from a tool-service descriptor and a tool
+ * descriptor, calling the service through a `ToolServiceClient`.
+ */
+import type { MessageBus } from '../bus/index.js';
+import type { JsonObject, JsonValue, ObjectJsonSchema } from '../schema/index.js';
+import { BaseTool, ToolbusError } from '../tools/index.js';
+import type { Tool, ToolCallContext } from '../tools/index.js';
+import type { ToolServiceClientCache } from './tool-service-client-cache.js';
+import { ToolServiceClient } from './tool-service-client.js';
+import {
+  parseToolServiceDescriptor,
+  parseToolServiceToolDescriptor,
+  type ToolServiceDescriptor,
+  type ToolServiceToolArgument,
+  type ToolServiceToolDescriptor,
+} from './descriptors.js';
+
+/** Options of {@link createToolServiceTool}. Give `clients`, `client` or `bus`. */
+export interface CreateToolServiceToolOptions {
+  /** A shared client cache (one client per queue pair); preferred. @default none */
+  clients?: ToolServiceClientCache;
+  /** The client to call through, used as is. @default none */
+  client?: ToolServiceClient;
+  /** A bus to create a client on, when neither `clients` nor `client` is given. @default none */
+  bus?: MessageBus;
+  /**
+   * The tool-service descriptor the tool references: parsed, or its JSON. `undefined` means the service is
+   * not known, which is an error naming it.
+   */
+  service: ToolServiceDescriptor | unknown;
+  /** The tool descriptor: parsed, or its JSON (`type: "tool-service"`). */
+  tool: ToolServiceToolDescriptor | unknown;
+  /** The timeout of each call, unless the caller's signal ends it first. @default the client's (60 000) */
+  timeoutMs?: number;
+}
+
+/** What {@link createToolServiceTool} returns. */
+export interface ToolServiceToolResult {
+  tool: ToolServiceTool;
+  /** Problems that did not stop the tool, e.g. keys that are not config params of the service. */
+  warnings: string[];
+}
+
+/** Options of {@link ToolServiceTool}. */
+export interface ToolServiceToolOptions {
+  descriptor: ToolServiceToolDescriptor;
+  service: ToolServiceDescriptor;
+  client: ToolServiceClient;
+  /** The config values sent with every call (from the descriptor). */
+  config: Record<string, JsonValue>;
+  /** @default the client's timeout */
+  timeoutMs?: number;
+}
+
+/**
+ * A tool that calls a tool service. The model fills only `arguments`; `user` comes from the call context
+ * (`ToolCallContext.user`) and the config values from the tool descriptor.
+ */
+export class ToolServiceTool extends BaseTool implements Tool {
+  /** The id of the tool service this tool calls. */
+  readonly serviceId: string;
+  readonly #client: ToolServiceClient;
+  readonly #configJson: string;
+  readonly #argumentNames: readonly string[];
+  readonly #timeoutMs: number | undefined;
+
+  /** @throws ToolbusError `invalid-name` or `invalid-schema`. Prefer {@link createToolServiceTool}. */
+  constructor(options: ToolServiceToolOptions) {
+    super({
+      name: options.descriptor.name,
+      description: options.descriptor.description,
+      parameters: argumentsToJsonSchema(options.descriptor.arguments),
+    });
+    this.serviceId = options.service.id;
+    this.#client = options.client;
+    this.#configJson = JSON.stringify(options.config);
+    this.#argumentNames = options.descriptor.arguments.map((a) => a.name);
+    this.#timeoutMs = options.timeoutMs;
+  }
+
+  /** The config values sent with every call. */
+  get config(): JsonObject {
+    return JSON.parse(this.#configJson) as JsonObject;
+  }
+
+  protected run(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown> {
+    // Only declared arguments travel; anything else the model sent stays behind.
+    const forwarded: Record<string, unknown> = {};
+    for (const name of this.#argumentNames) {
+      if (args[name] !== undefined) forwarded[name] = args[name];
+    }
+    return this.#client.call(ctx.user ?? '', this.#configJson, JSON.stringify(forwarded), {
+      signal: ctx.signal,
+      timeoutMs: this.#timeoutMs,
+      toolName: this.name,
+    });
+  }
+}
+
+/**
+ * Builds the `tool-service` tool a tool descriptor describes, checking it against its service: the
+ * service must be given and match `tool.service`, and every required config param must have a value.
+ * Config values are forwarded; any other key is reported in `warnings` (TrustGraph drops it silently).
+ *
+ * @throws ToolbusError `invalid-config` (unknown service, missing required config param, malformed
+ * descriptor), `invalid-name` (bad tool name).
+ * @example
+ * ```ts
+ * const clients = new ToolServiceClientCache(bus);
+ * const { tool, warnings } = createToolServiceTool({ clients, service: jokeServiceJson, tool: tellJokeJson });
+ * await tool.runJson({ topic: 'cats' }, signal, { user: 'alice' });
+ * ```
+ */
+export function createToolServiceTool(options: CreateToolServiceToolOptions): ToolServiceToolResult {
+  const descriptor = isParsedTool(options.tool) ? options.tool : parseToolServiceToolDescriptor(options.tool);
+  const where = `tool '${descriptor.name}'`;
+  if (options.service === undefined || options.service === null) {
+    throw new ToolbusError(
+      'invalid-config',
+      `${where} references unknown tool service '${descriptor.service}'; add config item 'tool-service/${descriptor.service}'`,
+    );
+  }
+  const service = isParsedService(options.service)
+    ? options.service
+    : parseToolServiceDescriptor(options.service);
+  if (service.id !== descriptor.service) {
+    throw new ToolbusError(
+      'invalid-config',
+      `${where} references tool service '${descriptor.service}', but was given service '${service.id}'`,
+    );
+  }
+  const warnings: string[] = [];
+  const config: Record<string, JsonValue> = {};
+  const paramNames = new Set<string>();
+  for (const param of service.configParams) {
+    paramNames.add(param.name);
+    const value = descriptor.values[param.name];
+    if (value !== undefined) config[param.name] = value;
+    else if (param.required) {
+      throw new ToolbusError(
+        'invalid-config',
+        `${where}: missing required config param '${param.name}' of tool service '${service.id}'`,
+      );
+    }
+  }
+  const known = service.configParams.map((p) => `'${p.name}'`).join(', ') || 'none';
+  for (const key of Object.keys(descriptor.values)) {
+    if (!paramNames.has(key)) {
+      warnings.push(
+        `${where}: key '${key}' is not a config param of tool service '${service.id}' (its params: ${known}); it is not forwarded`,
+      );
+    }
+  }
+  for (const arg of descriptor.arguments) {
+    if (paramNames.has(arg.name)) {
+      warnings.push(
+        `${where}: argument '${arg.name}' has the name of a config param of tool service '${service.id}'; ` +
+          `the model's value goes in 'arguments' only, 'config' keeps the descriptor's value`,
+      );
+    }
+    if (arg.name === 'user') {
+      warnings.push(
+        `${where}: argument 'user' is filled by the model; the request's 'user' field still comes from the caller`,
+      );
+    }
+  }
+  const client = resolveClient(options, service, where);
+  const tool = new ToolServiceTool({ descriptor, service, client, config, timeoutMs: options.timeoutMs });
+  return { tool, warnings };
+}
+
+/** The JSON Schema the model sees for a tool descriptor's `arguments`. */
+export function argumentsToJsonSchema(args: readonly ToolServiceToolArgument[]): ObjectJsonSchema {
+  const properties: Record<string, JsonValue> = {};
+  const required: string[] = [];
+  for (const arg of args) {
+    const schema: JsonObject = { type: arg.type };
+    if (arg.description !== '') schema['description'] = arg.description;
+    if (arg.type === 'array') schema['items'] = {};
+    properties[arg.name] = schema;
+    if (arg.required) required.push(arg.name);
+  }
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+function resolveClient(
+  options: CreateToolServiceToolOptions,
+  service: ToolServiceDescriptor,
+  where: string,
+): ToolServiceClient {
+  if (options.client) return options.client;
+  if (options.clients) return options.clients.get(service.requestQueue, service.responseQueue);
+  if (options.bus) {
+    return new ToolServiceClient(options.bus, {
+      requestQueue: service.requestQueue,
+      responseQueue: service.responseQueue,
+    });
+  }
+  throw new ToolbusError(
+    'invalid-config',
+    `${where}: createToolServiceTool needs 'clients', 'client' or 'bus'`,
+  );
+}
+
+function isParsedService(value: unknown): value is ToolServiceDescriptor {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as ToolServiceDescriptor).requestQueue === 'string' &&
+    Array.isArray((value as ToolServiceDescriptor).configParams)
+  );
+}
+
+function isParsedTool(value: unknown): value is ToolServiceToolDescriptor {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !('type' in value) &&
+    typeof (value as ToolServiceToolDescriptor).values === 'object' &&
+    Array.isArray((value as ToolServiceToolDescriptor).arguments)
+  );
+}
