@@ -47,6 +47,11 @@ export {
   ToolNameMap,
   BaseTool,
   FunctionTool,
+  ToolSet,
+  LiveToolSet,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_TOOL_CONCURRENCY,
 } from './tools/index.js';
 export type {
   Tool,
@@ -62,10 +67,15 @@ export type {
   FunctionToolOptions,
   ToolFunction,
   InferToolArgs,
+  ToolSetOptions,
+  ToolSetHooks,
+  ToolCallEvent,
+  ToolResultEvent,
+  HookList,
 } from './tools/index.js';
 
 // --- bus ---
-export { parseTopic, canonicalTopic, topicParts, defaultServiceQueues } from './bus/index.js';
+export { parseTopic, canonicalTopic, topicParts, defaultServiceQueues, MemoryBus } from './bus/index.js';
 export type {
   MessageBus,
   BusMessage,
@@ -76,9 +86,69 @@ export type {
   PublishOptions,
   SubscribeOptions,
   TopicName,
+  MemoryBusOptions,
 } from './bus/index.js';
 
 // --- services ---
+export {
+  DynamicToolService,
+  ToolServiceClient,
+  ToolServiceClientCache,
+  ToolServiceTool,
+  RemoteToolError,
+  createToolServiceTool,
+  argumentsToJsonSchema,
+  parseToolServiceDescriptor,
+  parseToolServiceToolDescriptor,
+  formatToolServiceDescriptor,
+  formatToolServiceToolDescriptor,
+  ToolArgumentType,
+  TOOL_DESCRIPTOR_KEYS,
+  WireProperty,
+  WireErrorType,
+  encodeRequest,
+  decodeRequest,
+  decodeEnvelopeObject,
+  encodeResponse,
+  decodeResponse,
+  toWireError,
+  fromWireError,
+  cancelTopicOf,
+  serviceGroupOf,
+  DEFAULT_TOOL_SERVICE_TIMEOUT_MS,
+  DEFAULT_TOOL_SERVICE_CONCURRENCY,
+  DEFAULT_TOOL_SERVICE_MAX_QUEUED,
+  DEFAULT_TOOL_SERVICE_TOPIC,
+  DEFAULT_MAX_BUFFERED_CHUNKS,
+} from './services/index.js';
+export type {
+  ToolServiceRequest,
+  ToolServiceResponse,
+  WireError,
+  Hook,
+  DynamicToolServiceOptions,
+  DynamicToolServiceHooks,
+  DynamicToolServiceStats,
+  ToolServiceInvoke,
+  ToolServiceInvokeContext,
+  MalformedMessageContext,
+  CallErrorContext,
+  ToolServiceClientOptions,
+  ToolServiceCallOptions,
+  ToolServiceClientStats,
+  ToolServiceClientHooks,
+  DroppedResponseContext,
+  DroppedResponseReason,
+  ToolServiceClientCacheOptions,
+  RemoteToolErrorOptions,
+  ToolServiceDescriptor,
+  ToolServiceConfigParam,
+  ToolServiceToolDescriptor,
+  ToolServiceToolArgument,
+  CreateToolServiceToolOptions,
+  ToolServiceToolResult,
+  ToolServiceToolOptions,
+} from './services/index.js';
 
 // --- config ---
 export {

@@ -25,3 +25,14 @@ export { BaseTool, formatInvalidArguments } from './base-tool.js';
 export type { BaseToolOptions, SignalLike } from './base-tool.js';
 export { FunctionTool } from './function-tool.js';
 export type { FunctionToolOptions, ToolFunction, InferToolArgs } from './function-tool.js';
+export {
+  ToolSet,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_TOOL_CONCURRENCY,
+  MIN_MAX_OUTPUT_BYTES,
+} from './tool-set.js';
+export type { ToolSetOptions, ToolSetHooks, ToolCallEvent, ToolResultEvent, HookList } from './tool-set.js';
+export { LiveToolSet } from './live-tool-set.js';
+export { truncateOutput } from './truncate-output.js';
+export type { TruncatedOutput } from './truncate-output.js';

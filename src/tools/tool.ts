@@ -68,6 +68,8 @@ export interface ToolResult {
   isError: boolean;
   /** The typed error behind an error result, for code that branches on `error.code`. */
   error?: ToolError;
+  /** Set when the output was over the cap: how many UTF-8 bytes were cut from the middle. */
+  truncatedBytes?: number;
 }
 
 /** Options of `ToolSet.call`. */

@@ -1,0 +1,380 @@
+/**
+ * @module `ToolSet`: the tools an agent sees, and the one place the tool error contract is applied.
+ */
+import { randomUUID } from 'node:crypto';
+import { ConcurrencyLimiter } from './concurrency-limiter.js';
+import { ToolError, ToolbusError } from './errors.js';
+import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
+import { validateToolName } from './tool-name.js';
+import { truncateOutput } from './truncate-output.js';
+
+/** Per-call timeout used when neither the call nor the set gives one (60 s). */
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+/** Output cap used when the set gives none (64 KiB). */
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
+/** Calls of one set running at once when the set gives no cap. */
+export const DEFAULT_TOOL_CONCURRENCY = 16;
+/** The smallest accepted output cap: room for the notice plus some head and tail. */
+export const MIN_MAX_OUTPUT_BYTES = 512;
+
+/** What `onCall` hooks see: a call about to run (the tool exists and the arguments parsed). */
+export interface ToolCallEvent {
+  readonly name: string;
+  readonly callId: string;
+  /** The parsed arguments, before validation. */
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly user: string | undefined;
+  readonly tool: Tool;
+}
+
+/** What `onResult` hooks see: every result, failures included. */
+export interface ToolResultEvent {
+  readonly name: string;
+  readonly callId: string;
+  readonly user: string | undefined;
+  readonly result: ToolResult;
+  /** Wall time of the call, queueing included. */
+  readonly durationMs: number;
+}
+
+/** One hook, or several run in order. */
+export type HookList<E> =
+  ((event: E) => void | Promise<void>) | readonly ((event: E) => void | Promise<void>)[];
+
+/** Observability and policy hooks of a {@link ToolSet}. */
+export interface ToolSetHooks {
+  /**
+   * Runs before a tool runs. Throwing (or rejecting) vetoes the call: the result is an error with the
+   * hook's message (a thrown `ToolError` keeps its code; anything else is `tool-error`). @default none
+   */
+  onCall?: HookList<ToolCallEvent>;
+  /** Runs after every call, with its result. Its errors are ignored: the result is already decided. @default none */
+  onResult?: HookList<ToolResultEvent>;
+}
+
+/** Options of {@link ToolSet}. */
+export interface ToolSetOptions {
+  /** Per-call timeout (a call's own `timeoutMs` wins). `Infinity` disables it. @default DEFAULT_TOOL_TIMEOUT_MS */
+  timeoutMs?: number;
+  /** Output cap in UTF-8 bytes; longer output keeps head and tail. @default DEFAULT_MAX_OUTPUT_BYTES */
+  maxOutputBytes?: number;
+  /** Calls running at once; the rest wait in FIFO order. @default DEFAULT_TOOL_CONCURRENCY */
+  concurrency?: number;
+  /** @default none */
+  hooks?: ToolSetHooks;
+}
+
+interface ResolvedToolSetOptions {
+  timeoutMs: number;
+  maxOutputBytes: number;
+  concurrency: number;
+  onCall: readonly ((event: ToolCallEvent) => void | Promise<void>)[];
+  onResult: readonly ((event: ToolResultEvent) => void | Promise<void>)[];
+}
+
+function toList<E>(hooks: HookList<E> | undefined): readonly ((event: E) => void | Promise<void>)[] {
+  if (hooks === undefined) return [];
+  return typeof hooks === 'function' ? [hooks] : [...hooks];
+}
+
+function checkPositive(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < min) {
+    throw new ToolbusError(
+      'usage',
+      `ToolSet option '${name}' must be a number >= ${min}, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+const NO_ARGS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * An immutable set of tools with one call path applying the error contract: `call` never rejects for a
+ * tool failure; it returns a {@link ToolResult} with `isError: true`, a message written for the model,
+ * and `error` (a {@link ToolError}) for code that branches on `error.code`.
+ *
+ * @example
+ * ```ts
+ * const tools = new ToolSet([getStockPrice], { timeoutMs: 10_000 });
+ * const result = await tools.call('get_stock_price', '{"ticker":"AAPL","date":"2021/01/01"}');
+ * if (result.isError) console.log(result.error?.code);
+ * ```
+ */
+export class ToolSet implements ToolProvider {
+  readonly #tools = new Map<string, Tool>();
+  readonly #list: readonly Tool[];
+  readonly #options: ResolvedToolSetOptions;
+  readonly #limiter: ConcurrencyLimiter;
+
+  /**
+   * @throws {ToolbusError} `invalid-name` for an invalid or duplicate tool name; `usage` for a bad option.
+   */
+  constructor(tools: Iterable<Tool>, options: ToolSetOptions = {}) {
+    for (const tool of tools) {
+      validateToolName(tool.name);
+      if (this.#tools.has(tool.name)) {
+        throw new ToolbusError(
+          'invalid-name',
+          `duplicate tool name '${tool.name}': every tool in a ToolSet needs a unique name`,
+        );
+      }
+      this.#tools.set(tool.name, tool);
+    }
+    this.#list = Object.freeze([...this.#tools.values()]);
+    this.#options = {
+      timeoutMs: checkPositive('timeoutMs', options.timeoutMs, DEFAULT_TOOL_TIMEOUT_MS),
+      maxOutputBytes: checkPositive(
+        'maxOutputBytes',
+        options.maxOutputBytes,
+        DEFAULT_MAX_OUTPUT_BYTES,
+        MIN_MAX_OUTPUT_BYTES,
+      ),
+      concurrency: checkPositive('concurrency', options.concurrency, DEFAULT_TOOL_CONCURRENCY),
+      onCall: toList(options.hooks?.onCall),
+      onResult: toList(options.hooks?.onResult),
+    };
+    this.#limiter = new ConcurrencyLimiter(this.#options.concurrency);
+  }
+
+  /** The tools, in the order given. */
+  list(): readonly Tool[] {
+    return this.#list;
+  }
+
+  /** The tool called `name`, if any. */
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** True when a tool called `name` is in the set. */
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  /** How many tools the set holds. */
+  get size(): number {
+    return this.#tools.size;
+  }
+
+  /** Calls running now. */
+  get active(): number {
+    return this.#limiter.active;
+  }
+
+  /** Calls waiting for a free slot now. */
+  get waiting(): number {
+    return this.#limiter.waiting;
+  }
+
+  /**
+   * Calls a tool. `args` is the model's JSON text or an already parsed object. Never rejects: invalid
+   * JSON, failed validation (`invalid-arguments`), an unknown tool (`unknown-tool`), a thrown error
+   * (`tool-error`, or the `ToolError` the tool threw), a timeout (`timeout`, the tool's signal is
+   * aborted) and cancellation (`cancelled`) all resolve to a result with `isError: true`. Output over
+   * `maxOutputBytes` keeps head and tail with a notice in the middle (`truncatedBytes` says how much).
+   */
+  async call(
+    name: string,
+    args: string | Record<string, unknown>,
+    options: ToolCallOptions = {},
+  ): Promise<ToolResult> {
+    const started = performance.now();
+    const callId = options.callId ?? randomUUID();
+    const user = options.user;
+    const result = await this.#call(name, args, options, callId, user);
+    if (this.#options.onResult.length > 0) {
+      const event: ToolResultEvent = { name, callId, user, result, durationMs: performance.now() - started };
+      for (const hook of this.#options.onResult) {
+        try {
+          await hook(event);
+        } catch {
+          // The result is decided; a failing observer must not change it or reject the call.
+        }
+      }
+    }
+    return result;
+  }
+
+  async #call(
+    name: string,
+    args: string | Record<string, unknown>,
+    options: ToolCallOptions,
+    callId: string,
+    user: string | undefined,
+  ): Promise<ToolResult> {
+    const tool = this.#tools.get(name);
+    if (tool === undefined) return failure(name, callId, unknownTool(name, this.#list));
+    const parsed = parseArguments(name, args);
+    if (parsed instanceof ToolError) return failure(name, callId, parsed);
+
+    const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs;
+    if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
+      return failure(
+        name,
+        callId,
+        new ToolError(
+          'usage',
+          `tool '${name}': timeoutMs must be a positive number, got ${String(timeoutMs)}`,
+          {
+            toolName: name,
+          },
+        ),
+      );
+    }
+    const callerSignal = options.signal;
+    if (callerSignal?.aborted) return failure(name, callId, cancelled(name, callerSignal.reason));
+
+    // One controller per call: aborted by the caller's signal or by the timer; the tool sees its signal.
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const onCallerAbort = (): void => controller.abort(cancelled(name, callerSignal?.reason));
+    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    if (Number.isFinite(timeoutMs)) {
+      timer = setTimeout(() => {
+        controller.abort(
+          new ToolError(
+            'timeout',
+            `tool '${name}' timed out after ${timeoutMs} ms and was cancelled; try again with a smaller request`,
+            { toolName: name },
+          ),
+        );
+      }, timeoutMs);
+    }
+    let holding = false;
+    try {
+      if (this.#limiter.tryAcquire()) holding = true;
+      else {
+        await this.#limiter.acquire(signal);
+        holding = true;
+      }
+      for (const hook of this.#options.onCall) {
+        await hook({ name, callId, arguments: parsed, user, tool });
+      }
+      if (signal.aborted) throw signal.reason;
+      const value = await raceAbort(tool.runJson(parsed, signal, { callId, user }), signal);
+      return this.#success(tool, name, callId, value);
+    } catch (error) {
+      return failure(
+        name,
+        callId,
+        toToolError(name, signal.aborted ? (error ?? signal.reason) : error, signal),
+      );
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+      if (holding) this.#limiter.release();
+    }
+  }
+
+  #success(tool: Tool, name: string, callId: string, value: unknown): ToolResult {
+    let content: string;
+    try {
+      content = tool.returnValueAsString(value);
+    } catch (error) {
+      return failure(
+        name,
+        callId,
+        new ToolError(
+          'tool-error',
+          `tool '${name}': its result cannot be turned into text: ${String(error)}`,
+          {
+            cause: error,
+            toolName: name,
+          },
+        ),
+      );
+    }
+    const capped = truncateOutput(content, this.#options.maxOutputBytes);
+    const result: ToolResult = { name, callId, content: capped.text, isError: false };
+    if (capped.cutBytes > 0) result.truncatedBytes = capped.cutBytes;
+    return result;
+  }
+}
+
+/** Settles with the tool's outcome, or rejects with the abort reason as soon as `signal` aborts. */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function failure(name: string, callId: string, error: ToolError): ToolResult {
+  return { name, callId, content: error.message, isError: true, error };
+}
+
+function cancelled(name: string, reason: unknown): ToolError {
+  if (reason instanceof ToolError) return reason;
+  if (reason instanceof ToolbusError)
+    return new ToolError(reason.code, reason.message, { cause: reason, toolName: name });
+  return new ToolError('cancelled', `tool '${name}' was cancelled`, { cause: reason, toolName: name });
+}
+
+/** Any failure as a `ToolError`: a `ToolError` as it is, a `ToolbusError` keeping its code, else `tool-error`. */
+function toToolError(name: string, error: unknown, signal: AbortSignal): ToolError {
+  // An abort wins over whatever the tool threw while stopping.
+  if (signal.aborted && signal.reason instanceof ToolError) return signal.reason;
+  if (error instanceof ToolError) return error;
+  if (error instanceof ToolbusError)
+    return new ToolError(error.code, error.message, { cause: error, toolName: name });
+  const message = error instanceof Error ? error.message : String(error);
+  return new ToolError('tool-error', `tool '${name}' failed: ${message}`, { cause: error, toolName: name });
+}
+
+function unknownTool(name: string, tools: readonly Tool[]): ToolError {
+  const shown = name.length > 80 ? `${name.slice(0, 77)}...` : name;
+  const names = tools.map((t) => `'${t.name}'`);
+  const available = names.length === 0 ? 'no tools are available' : `available tools: ${names.join(', ')}`;
+  return new ToolError('unknown-tool', `unknown tool '${shown}'; ${available}`, { toolName: name });
+}
+
+/** Parses the model's argument text; a ToolError (`invalid-arguments`) says where the JSON broke. */
+function parseArguments(
+  name: string,
+  args: string | Record<string, unknown>,
+): Record<string, unknown> | ToolError {
+  let value: unknown = args;
+  if (typeof args === 'string') {
+    if (args.trim() === '') return NO_ARGS;
+    try {
+      value = JSON.parse(args);
+    } catch (error) {
+      return new ToolError('invalid-arguments', invalidJsonMessage(name, args, error as Error), {
+        cause: error,
+        toolName: name,
+      });
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+    return new ToolError('invalid-arguments', `tool '${name}': arguments must be a JSON object, got ${got}`, {
+      toolName: name,
+    });
+  }
+  return value as Record<string, unknown>;
+}
+
+function invalidJsonMessage(name: string, text: string, error: Error): string {
+  const match = /position (\d+)/.exec(error.message);
+  const position = match === null ? text.length : Number(match[1]);
+  const from = Math.max(0, position - 20);
+  const to = Math.min(text.length, position + 20);
+  const excerpt = `${from > 0 ? '...' : ''}${text.slice(from, to)}${to < text.length ? '...' : ''}`;
+  return (
+    `tool '${name}': arguments are not valid JSON (${error.message.replace(/\s*in JSON at position \d+.*$/, '')}) at position ` +
+    `${position}, near ${JSON.stringify(excerpt)}; expected a JSON object such as {"key": "value"}`
+  );
+}
