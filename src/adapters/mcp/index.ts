@@ -28,3 +28,12 @@ export type { McpToolOptions, McpToolCallOptions } from './mcp-tool.js';
 export { describeContentBlock, contentToText, callToolResultToValue } from './mcp-result.js';
 export { McpServerTools, mcpServerTools } from './mcp-server-tools.js';
 export type { McpServerToolsOptions, McpToolsChangeListener } from './mcp-server-tools.js';
+export { createMcpServer, serveMcpStdio, createMcpHttpHandler } from './mcp-server-bridge.js';
+export type {
+  McpBridgeTools,
+  McpBridgeOptions,
+  ServeMcpStdioOptions,
+  McpHttpHandlerOptions,
+  McpHttpHandler,
+  McpStdioBridge,
+} from './mcp-server-bridge.js';
