@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import type { StructuredToolInterface, ToolRunnableConfig } from '@langchain/core/tools';
 import { ToolInputParsingException } from '@langchain/core/tools';
-import { ToolError, ToolbusError, isToolbusError, validateToolName } from '../../tools/index.js';
-import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema } from '../../tools/index.js';
+import { ToolError, isToolbusError, validateToolName } from '../../tools/index.js';
+import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema , ToolbusError} from '../../tools/index.js';
 import { objectSchemaOf } from './object-schema.js';
 
 /** Options of {@link LangChainToolAdapter}. */
