@@ -15,7 +15,7 @@ import type {
   SendMessageOptions,
   Subscription,
 } from './agent-runtime.js';
-import { abortError } from './abort-error.js';
+import { abortError } from '../models/index.js';
 
 /** Where a published message failed, reported to {@link RuntimeHooks.onHandlerError}. */
 export interface HandlerErrorContext {

@@ -1,0 +1,127 @@
+/**
+ * @module What every question-answering agent shares: `RunnableAgent`, its run options, its events,
+ * and the past turns it accepts.
+ */
+import { AssistantMessage, UserMessage } from '../models/index.js';
+import type { LLMMessage } from '../models/index.js';
+import { abortError } from '../models/index.js';
+import { ToolbusError, isToolbusError } from '../tools/index.js';
+
+/** The kinds of {@link AgentEvent}, with TrustGraph's `message_type` names. */
+export const AgentEventType = {
+  Thought: 'thought',
+  Observation: 'observation',
+  Answer: 'answer',
+  Error: 'error',
+} as const;
+/** One of {@link AgentEventType}'s values. */
+export type AgentEventType = (typeof AgentEventType)[keyof typeof AgentEventType];
+
+/** How a run ended. */
+export const AgentFinishReason = {
+  /** The model answered. */
+  Answer: 'answer',
+  /** `maxIterations` was reached; the answer says so (or is the reflection's, when enabled). */
+  MaxIterations: 'max-iterations',
+} as const;
+/** One of {@link AgentFinishReason}'s values. */
+export type AgentFinishReason = (typeof AgentFinishReason)[keyof typeof AgentFinishReason];
+
+/**
+ * Something an agent reports while it runs. A streamed thought or answer arrives as several events with
+ * `endOfMessage: false` and a last one with `true`; otherwise each event is whole.
+ */
+export type AgentEvent =
+  | { type: 'thought'; content: string; endOfMessage: boolean; iteration: number }
+  | {
+      type: 'observation';
+      /** The tool's result, or the error message the model was given. */
+      content: string;
+      endOfMessage: boolean;
+      iteration: number;
+      toolName: string;
+      callId: string;
+      isError: boolean;
+      /** The raw argument text when it was not valid JSON (kept here, never sent back to the model). */
+      rawArguments?: string;
+    }
+  | {
+      type: 'answer';
+      content: string;
+      endOfMessage: boolean;
+      iteration: number;
+      finishReason: AgentFinishReason;
+    }
+  | { type: 'error'; content: string; endOfMessage: boolean; iteration: number; error: ToolbusError };
+
+/** A past turn of the conversation, as the gateway and the bus carry it. */
+export interface AgentHistoryItem {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** Options of {@link RunnableAgent.run}. */
+export interface AgentRunOptions {
+  /** The end user: forwarded into every tool call (tool services get it in the envelope). @default undefined */
+  user?: string;
+  /** Cancels the run: the model request and every tool call in flight, remote ones included. @default none */
+  signal?: AbortSignal;
+  /** Earlier turns, placed before the question. @default [] */
+  history?: readonly (AgentHistoryItem | LLMMessage)[];
+  /** Receives events as they happen. Errors it throws are ignored. @default none */
+  onEvent?: (event: AgentEvent) => void;
+  /** Stream thoughts and answers in pieces (uses `createStream`). @default false */
+  streaming?: boolean;
+}
+
+/**
+ * An agent that answers a question, using tools. `ToolUseAgent` and `ReActAgent` implement it;
+ * `AgentService` puts one on the bus.
+ */
+export interface RunnableAgent {
+  /**
+   * Runs until a final answer and resolves with it. Rejects with `cancelled`/`timeout` when the signal
+   * aborts and with `model-error` (or the client's own code) when the model fails; tool failures never
+   * reject, they go back to the model.
+   */
+  run(input: string | readonly LLMMessage[], options?: AgentRunOptions): Promise<string>;
+}
+
+/** Turns history items into model messages. */
+export function historyMessages(
+  history: readonly (AgentHistoryItem | LLMMessage)[] | undefined,
+): LLMMessage[] {
+  return (history ?? []).map((item) =>
+    'role' in item
+      ? item.role === 'user'
+        ? new UserMessage({ content: item.content, source: 'user' })
+        : new AssistantMessage({ content: item.content, source: 'assistant' })
+      : item,
+  );
+}
+
+/** Calls `onEvent`, ignoring its failures: a broken listener must not break the run. */
+export function emit(onEvent: ((event: AgentEvent) => void) | undefined, event: AgentEvent): void {
+  if (!onEvent) return;
+  try {
+    onEvent(event);
+  } catch {
+    // the listener's problem, not the agent's
+  }
+}
+
+/**
+ * The error a failed run rejects with: the abort error when the signal aborted, a toolbus error as is,
+ * anything else wrapped as `model-error` with the original as `cause`.
+ */
+export function toRunError(error: unknown, signal: AbortSignal | undefined): ToolbusError {
+  if (signal?.aborted) return abortError(signal, 'agent run');
+  if (error instanceof ToolbusError || isToolbusError(error)) return error as ToolbusError;
+  return new ToolbusError(
+    'model-error',
+    `agent run failed: ${error instanceof Error ? error.message : String(error)}`,
+    {
+      cause: error,
+    },
+  );
+}

@@ -1,0 +1,285 @@
+/**
+ * @module `ReActAgent`: an agent for models without function calling, speaking the text protocol
+ * `Thought:` / `Action:` / `Args: {json}` / `Final Answer:` and reading `Observation:` back.
+ */
+import { AssistantMessage, SystemMessage, UserMessage, abortError } from '../models/index.js';
+import type { ChatCompletionClient, LLMMessage } from '../models/index.js';
+import { ToolbusError } from '../tools/index.js';
+import type { Tool, ToolProvider } from '../tools/index.js';
+import { emit, historyMessages, toRunError } from './agent.js';
+import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
+import { REACT_FORMAT, StreamingReActParser, parseReActResponse } from './react-parser.js';
+import type { ReActStep } from './react-parser.js';
+import { toToolProvider } from './tool-provider.js';
+import { DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_MESSAGE } from './tool-use-agent.js';
+
+/** The longest model reply replayed in the scratchpad after a parse failure. */
+const MAX_REPLAYED_REPLY = 2000;
+
+/** Options of {@link ReActAgent}. */
+export interface ReActAgentOptions {
+  /** The model; it only needs to produce text. */
+  model: ChatCompletionClient;
+  /** The tools: a provider (listed afresh at every step) or a fixed array. */
+  tools: ToolProvider | readonly Tool[];
+  /** Instructions placed before the tool list and the protocol. @default DEFAULT_SYSTEM_MESSAGE */
+  systemMessage?: string;
+  /** Model steps per run; a parse failure uses one. @default DEFAULT_MAX_ITERATIONS (10) */
+  maxIterations?: number;
+  /** The user tool calls run for when `run` names none. @default undefined */
+  user?: string;
+  /** Per tool call timeout. @default the provider's */
+  toolTimeoutMs?: number;
+}
+
+/** One step of the scratchpad: what the model said and what it observed. */
+interface ScratchStep {
+  /** The model's turn as replayed to it. */
+  said: string;
+  observation: string;
+}
+
+/**
+ * Answers questions with any text model, using the ReAct protocol (TrustGraph's format). Each step asks
+ * for one `Thought:` and either an `Action:` with `Args: {json}` or a `Final Answer:`; the tool's result
+ * goes back as `Observation:`. Unlike TrustGraph's agent manager:
+ *
+ * - an unknown tool gets an observation listing the tools, and the loop goes on;
+ * - a reply outside the protocol gets an observation restating it (the step counts toward the limit);
+ * - arguments keep their JSON types from step to step (numbers stay numbers);
+ * - tool-service calls carry the run's `user`.
+ *
+ * With `streaming`, thoughts and the answer are emitted in pieces as the model writes them.
+ *
+ * @example
+ * ```ts
+ * const agent = new ReActAgent({ model, tools: registry.tools });
+ * const answer = await agent.run('Tell me a joke about cats', { user: 'alice', streaming: true, onEvent });
+ * ```
+ */
+export class ReActAgent implements RunnableAgent {
+  readonly #model: ChatCompletionClient;
+  readonly #tools: ToolProvider;
+  readonly #systemMessage: string;
+  readonly #maxIterations: number;
+  readonly #user: string | undefined;
+  readonly #toolTimeoutMs: number | undefined;
+
+  /** @throws ToolbusError `invalid-arguments` for a non-positive `maxIterations`. */
+  constructor(options: ReActAgentOptions) {
+    const maxIterations = options.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+    if (!Number.isInteger(maxIterations) || maxIterations < 1) {
+      throw new ToolbusError(
+        'invalid-arguments',
+        `ReActAgent: 'maxIterations' must be a positive integer, got ${maxIterations}`,
+      );
+    }
+    this.#model = options.model;
+    this.#tools = toToolProvider(options.tools);
+    this.#systemMessage = options.systemMessage ?? DEFAULT_SYSTEM_MESSAGE;
+    this.#maxIterations = maxIterations;
+    this.#user = options.user;
+    this.#toolTimeoutMs = options.toolTimeoutMs;
+  }
+
+  /**
+   * Runs until a `Final Answer:` or `maxIterations` steps, and resolves with the answer (or a message
+   * saying the limit was hit). Rejects with `cancelled`/`timeout` when the signal aborts and with the
+   * model client's error when the model fails, after an `error` event.
+   */
+  async run(input: string | readonly LLMMessage[], options: AgentRunOptions = {}): Promise<string> {
+    const signal = options.signal;
+    const user = options.user ?? this.#user;
+    const onEvent = options.onEvent;
+    const opening = [
+      ...historyMessages(options.history),
+      ...(typeof input === 'string' ? [new UserMessage({ content: input, source: 'user' })] : input),
+    ];
+    const scratchpad: ScratchStep[] = [];
+    let iteration = 0;
+    try {
+      while (iteration < this.#maxIterations) {
+        iteration++;
+        const tools = this.#tools.list();
+        const messages: LLMMessage[] = [
+          new SystemMessage({ content: systemPrompt(this.#systemMessage, tools) }),
+          ...opening,
+          ...scratchpad.flatMap((s) => [
+            new AssistantMessage({ content: s.said, source: 'assistant' }),
+            new UserMessage({ content: `Observation: ${s.observation}`, source: 'user' }),
+          ]),
+        ];
+        const { text, step } = options.streaming
+          ? await this.#stream(messages, signal, iteration, onEvent)
+          : await this.#complete(messages, signal, iteration, onEvent);
+        if (step.type === 'final') {
+          if (!options.streaming) {
+            emit(onEvent, {
+              type: 'answer',
+              content: step.answer,
+              endOfMessage: true,
+              iteration,
+              finishReason: 'answer',
+            });
+          }
+          return step.answer;
+        }
+        if (step.type === 'error') {
+          const observation = `Error: your reply could not be parsed: ${step.message}. ${REACT_FORMAT}`;
+          emit(onEvent, observationEvent(observation, iteration, '', `parse-${iteration}`, true));
+          const said = text.length > MAX_REPLAYED_REPLY ? `${text.slice(0, MAX_REPLAYED_REPLY)} […]` : text;
+          scratchpad.push({ said, observation });
+          continue;
+        }
+        const callId = `react-${iteration}`;
+        const said = `Thought: ${step.thought}\nAction: ${step.action}\nArgs: ${JSON.stringify(step.args)}`;
+        let observation: string;
+        let isError = true;
+        if (!this.#tools.get(step.action)) {
+          const names = tools.map((t) => t.name).join(', ') || 'none';
+          observation =
+            `Error: there is no tool '${step.action}'. The available tools are: ${names}. ` +
+            "Use one of them in 'Action:', or give the 'Final Answer:'.";
+        } else {
+          const result = await this.#tools.call(step.action, step.args, {
+            callId,
+            ...(signal ? { signal } : {}),
+            ...(user !== undefined ? { user } : {}),
+            ...(this.#toolTimeoutMs !== undefined ? { timeoutMs: this.#toolTimeoutMs } : {}),
+          });
+          if (signal?.aborted) throw abortError(signal, 'agent run');
+          isError = result.isError;
+          observation = result.isError ? `Error: ${result.content}` : result.content;
+        }
+        emit(onEvent, observationEvent(observation, iteration, step.action, callId, isError));
+        scratchpad.push({ said, observation });
+      }
+      const answer =
+        `I stopped after ${this.#maxIterations} step${this.#maxIterations === 1 ? '' : 's'} ` +
+        `(maxIterations = ${this.#maxIterations}) without reaching a final answer.`;
+      emit(onEvent, {
+        type: 'answer',
+        content: answer,
+        endOfMessage: true,
+        iteration,
+        finishReason: 'max-iterations',
+      });
+      return answer;
+    } catch (error) {
+      const failure = toRunError(error, signal);
+      emit(onEvent, {
+        type: 'error',
+        content: failure.message,
+        endOfMessage: true,
+        iteration,
+        error: failure,
+      });
+      throw failure;
+    }
+  }
+
+  async #complete(
+    messages: LLMMessage[],
+    signal: AbortSignal | undefined,
+    iteration: number,
+    onEvent: AgentRunOptions['onEvent'],
+  ): Promise<{ text: string; step: ReActStep }> {
+    if (signal?.aborted) throw abortError(signal, 'agent run');
+    const result = await this.#model.create(messages, signal ? { signal } : {});
+    const text = typeof result.content === 'string' ? result.content : '';
+    const step: ReActStep =
+      typeof result.content === 'string'
+        ? parseReActResponse(text)
+        : {
+            type: 'error',
+            thought: '',
+            message: 'the reply was a native function call, not text in the protocol',
+          };
+    if (step.thought)
+      emit(onEvent, { type: 'thought', content: step.thought, endOfMessage: true, iteration });
+    return { text, step };
+  }
+
+  async #stream(
+    messages: LLMMessage[],
+    signal: AbortSignal | undefined,
+    iteration: number,
+    onEvent: AgentRunOptions['onEvent'],
+  ): Promise<{ text: string; step: ReActStep }> {
+    if (signal?.aborted) throw abortError(signal, 'agent run');
+    const parser = new StreamingReActParser();
+    const open = { thought: false, answer: false };
+    const forward = (chunks: { kind: 'thought' | 'answer'; text: string }[]): void => {
+      for (const chunk of chunks) {
+        if (chunk.kind === 'answer' && open.thought) {
+          emit(onEvent, { type: 'thought', content: '', endOfMessage: true, iteration });
+          open.thought = false;
+        }
+        open[chunk.kind] = true;
+        const event: AgentEvent =
+          chunk.kind === 'thought'
+            ? { type: 'thought', content: chunk.text, endOfMessage: false, iteration }
+            : { type: 'answer', content: chunk.text, endOfMessage: false, iteration, finishReason: 'answer' };
+        emit(onEvent, event);
+      }
+    };
+    let final: string | undefined;
+    for await (const part of this.#model.createStream(messages, signal ? { signal } : {})) {
+      if (typeof part === 'string') forward(parser.push(part));
+      else if (typeof part.content === 'string') final = part.content;
+    }
+    const { chunks, step: streamed } = parser.finish();
+    forward(chunks);
+    // The final result is authoritative when the client reports one that differs from the chunks.
+    const text = final ?? parser.text;
+    const step = final !== undefined && final !== parser.text ? parseReActResponse(final) : streamed;
+    if (open.thought) emit(onEvent, { type: 'thought', content: '', endOfMessage: true, iteration });
+    if (step.type === 'final') {
+      emit(onEvent, {
+        type: 'answer',
+        content: open.answer ? '' : step.answer,
+        endOfMessage: true,
+        iteration,
+        finishReason: 'answer',
+      });
+    }
+    return { text, step };
+  }
+}
+
+function observationEvent(
+  content: string,
+  iteration: number,
+  toolName: string,
+  callId: string,
+  isError: boolean,
+): AgentEvent {
+  return { type: 'observation', content, endOfMessage: true, iteration, toolName, callId, isError };
+}
+
+/** The system prompt: instructions, the tools with their arguments, and the protocol. */
+function systemPrompt(instructions: string, tools: readonly Tool[]): string {
+  const lines = [instructions, '', 'You can use these tools:'];
+  if (tools.length === 0) lines.push('(none: give the Final Answer directly)');
+  for (const tool of tools) {
+    lines.push(`- ${tool.name}: ${tool.description}`);
+    const parameters = tool.schema.parameters as {
+      properties?: Record<string, { type?: unknown; description?: unknown }>;
+      required?: unknown;
+    };
+    const required = new Set(Array.isArray(parameters.required) ? (parameters.required as unknown[]) : []);
+    for (const [name, property] of Object.entries(parameters.properties ?? {})) {
+      const type = Array.isArray(property.type) ? property.type.join('|') : String(property.type ?? 'any');
+      const description = typeof property.description === 'string' ? `: ${property.description}` : '';
+      lines.push(`    "${name}" (${type}, ${required.has(name) ? 'required' : 'optional'})${description}`);
+    }
+  }
+  lines.push(
+    '',
+    REACT_FORMAT,
+    '',
+    'Write exactly one Thought per reply, followed by one Action with its Args, or by the Final Answer. ' +
+      'After an Action, stop: the Observation will be given to you.',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,321 @@
+/**
+ * @module `ToolUseAgent`: an agent for models with native function calling. It loops model → tools →
+ * model until the model answers in text, running the calls of each step in parallel under a cap.
+ */
+import {
+  AssistantMessage,
+  FunctionExecutionResult,
+  FunctionExecutionResultMessage,
+  SystemMessage,
+  UserMessage,
+  abortError,
+} from '../models/index.js';
+import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
+import { ToolbusError } from '../tools/index.js';
+import type { Tool, ToolProvider, ToolResult } from '../tools/index.js';
+import { emit, historyMessages, toRunError } from './agent.js';
+import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
+import { mapWithLimit } from './map-with-limit.js';
+import { toToolProvider } from './tool-provider.js';
+
+/** The system prompt of the guide's agent. */
+export const DEFAULT_SYSTEM_MESSAGE = 'You are a helpful AI assistant.';
+/** How many model steps a run may take before it stops. */
+export const DEFAULT_MAX_ITERATIONS = 10;
+/** How many tool calls of one step run at once. */
+export const DEFAULT_PARALLEL_TOOL_CALLS = 8;
+
+/** Options of {@link ToolUseAgent}. */
+export interface ToolUseAgentOptions {
+  /** The model; it must support function calling. */
+  model: ChatCompletionClient;
+  /**
+   * The tools: a provider (a `ToolSet`, or a `LiveToolSet` whose contents change while the agent runs),
+   * or a fixed array. A provider is listed afresh at every step, so a hot reload shows at the next step.
+   */
+  tools: ToolProvider | readonly Tool[];
+  /** @default DEFAULT_SYSTEM_MESSAGE ('You are a helpful AI assistant.') */
+  systemMessage?: string;
+  /** Model steps per run, each possibly running tools. @default DEFAULT_MAX_ITERATIONS (10) */
+  maxIterations?: number;
+  /** Tool calls of one step that run at once; the rest wait. @default DEFAULT_PARALLEL_TOOL_CALLS (8) */
+  parallelToolCalls?: number;
+  /**
+   * When the step budget is used up, ask the model once more, without tools, to answer from the results
+   * it has (the guide's "reflection"). With `maxIterations: 1` this is exactly the guide's agent. When
+   * false, the run ends with a message saying the limit was hit. @default false
+   */
+  reflect?: boolean;
+  /** The user tool calls run for when `run` names none. @default undefined */
+  user?: string;
+  /** Per tool call timeout. @default the provider's (DEFAULT_TOOL_TIMEOUT_MS for a ToolSet) */
+  toolTimeoutMs?: number;
+  /** The `source` of the assistant messages. @default 'assistant' */
+  name?: string;
+}
+
+interface ResolvedOptions {
+  model: ChatCompletionClient;
+  tools: ToolProvider;
+  systemMessage: string;
+  maxIterations: number;
+  parallelToolCalls: number;
+  reflect: boolean;
+  user: string | undefined;
+  toolTimeoutMs: number | undefined;
+  name: string;
+}
+
+/** A call as the model sent it, what goes back to the model, and its parsed arguments or the problem. */
+interface PreparedCall {
+  call: FunctionCall;
+  /** The copy kept in the conversation: malformed argument text replaced by `{}`. */
+  sent: FunctionCall;
+  args?: Record<string, unknown>;
+  problem?: string;
+}
+
+/**
+ * Answers questions with a function-calling model and tools.
+ *
+ * Each step lists the tools afresh, asks the model, and runs the calls it requested (in parallel, at most
+ * `parallelToolCalls` at once). Every failure of a call (unknown tool, malformed JSON, invalid arguments,
+ * a thrown error, a timeout) goes back to the model as an `isError` result and the loop goes on. Malformed
+ * argument text stays out of band: the conversation keeps `{}` in its place and the model gets an error
+ * result explaining the problem. The run's `user` goes into every tool call, never the model's.
+ *
+ * @example
+ * ```ts
+ * const agent = new ToolUseAgent({ model, tools: [stockPriceTool] });
+ * const answer = await agent.run('What is the stock price of NVIDIA on 2025/04/01?', {
+ *   user: 'alice',
+ *   onEvent: (e) => console.log(e.type, e.content),
+ * });
+ * ```
+ */
+export class ToolUseAgent implements RunnableAgent {
+  readonly #options: ResolvedOptions;
+
+  /** @throws ToolbusError `invalid-arguments` for a non-positive `maxIterations` or `parallelToolCalls`. */
+  constructor(options: ToolUseAgentOptions) {
+    const maxIterations = options.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+    const parallelToolCalls = options.parallelToolCalls ?? DEFAULT_PARALLEL_TOOL_CALLS;
+    for (const [name, value] of [
+      ['maxIterations', maxIterations],
+      ['parallelToolCalls', parallelToolCalls],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 1) {
+        throw new ToolbusError(
+          'invalid-arguments',
+          `ToolUseAgent: '${name}' must be a positive integer, got ${value}`,
+        );
+      }
+    }
+    this.#options = {
+      model: options.model,
+      tools: toToolProvider(options.tools),
+      systemMessage: options.systemMessage ?? DEFAULT_SYSTEM_MESSAGE,
+      maxIterations,
+      parallelToolCalls,
+      reflect: options.reflect ?? false,
+      user: options.user,
+      toolTimeoutMs: options.toolTimeoutMs,
+      name: options.name ?? 'assistant',
+    };
+  }
+
+  /**
+   * Runs until the model answers in text, or `maxIterations` steps. Resolves with the answer (or, when the
+   * limit is hit without `reflect`, a message saying so). Events report each thought, tool result and the
+   * answer; thoughts and answers are whole (the `streaming` option does not split them).
+   *
+   * Rejects with `cancelled` or `timeout` when the signal aborts (tool calls in flight are aborted too),
+   * and with the model client's error (`model-error`, `rate-limited`, …) when the model fails; an `error`
+   * event precedes the rejection.
+   */
+  async run(input: string | readonly LLMMessage[], options: AgentRunOptions = {}): Promise<string> {
+    const o = this.#options;
+    const signal = options.signal;
+    const user = options.user ?? o.user;
+    const onEvent = options.onEvent;
+    const session: LLMMessage[] = [
+      new SystemMessage({ content: o.systemMessage }),
+      ...historyMessages(options.history),
+      ...(typeof input === 'string' ? [new UserMessage({ content: input, source: 'user' })] : input),
+    ];
+    let iteration = 0;
+    try {
+      while (iteration < o.maxIterations) {
+        iteration++;
+        const result = await this.#create(session, o.tools.list(), signal);
+        if (typeof result.content === 'string') {
+          emit(onEvent, {
+            type: 'answer',
+            content: result.content,
+            endOfMessage: true,
+            iteration,
+            finishReason: 'answer',
+          });
+          return result.content;
+        }
+        const prepared = result.content.map((call, i) => prepareCall(call, i, iteration));
+        const thought = result.thought?.trim();
+        emit(onEvent, {
+          type: 'thought',
+          content:
+            thought || `Calling ${prepared.map((p) => `${p.sent.name}(${p.sent.arguments})`).join(', ')}`,
+          endOfMessage: true,
+          iteration,
+        });
+        session.push(
+          new AssistantMessage({
+            content: prepared.map((p) => p.sent),
+            source: o.name,
+            ...(result.thought !== undefined ? { thought: result.thought } : {}),
+          }),
+        );
+        const results = await mapWithLimit(prepared, o.parallelToolCalls, async (p) => {
+          const r = await this.#execute(p, user, signal);
+          const event: AgentEvent = {
+            type: 'observation',
+            content: r.content,
+            endOfMessage: true,
+            iteration,
+            toolName: r.name,
+            callId: r.callId,
+            isError: r.isError,
+            ...(p.problem !== undefined ? { rawArguments: p.call.arguments } : {}),
+          };
+          emit(onEvent, event);
+          return r;
+        });
+        if (signal?.aborted) throw abortError(signal, 'agent run');
+        session.push(
+          new FunctionExecutionResultMessage({
+            content: results.map(
+              (r) =>
+                new FunctionExecutionResult({
+                  callId: r.callId,
+                  content: r.content,
+                  isError: r.isError,
+                  name: r.name,
+                }),
+            ),
+          }),
+        );
+      }
+      const answer = await this.#finish(session, signal);
+      emit(onEvent, {
+        type: 'answer',
+        content: answer,
+        endOfMessage: true,
+        iteration,
+        finishReason: 'max-iterations',
+      });
+      return answer;
+    } catch (error) {
+      const failure = toRunError(error, signal);
+      emit(onEvent, {
+        type: 'error',
+        content: failure.message,
+        endOfMessage: true,
+        iteration,
+        error: failure,
+      });
+      throw failure;
+    }
+  }
+
+  /** The answer when the step budget is used up: the reflection's, or a message saying so. */
+  async #finish(session: LLMMessage[], signal: AbortSignal | undefined): Promise<string> {
+    const o = this.#options;
+    const limit =
+      `I stopped after ${o.maxIterations} step${o.maxIterations === 1 ? '' : 's'} (maxIterations = ${o.maxIterations}) ` +
+      'without reaching a final answer.';
+    if (!o.reflect) return limit;
+    const result = await this.#create(session, [], signal);
+    return typeof result.content === 'string' ? result.content : limit;
+  }
+
+  async #create(
+    session: LLMMessage[],
+    tools: readonly Tool[],
+    signal: AbortSignal | undefined,
+  ): Promise<CreateResult> {
+    if (signal?.aborted) throw abortError(signal, 'agent run');
+    return this.#options.model.create(session, {
+      ...(tools.length > 0 ? { tools } : {}),
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  async #execute(
+    p: PreparedCall,
+    user: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ToolResult> {
+    const o = this.#options;
+    const { sent } = p;
+    if (p.problem !== undefined) return errorResult(sent, p.problem);
+    if (!o.tools.get(sent.name)) {
+      const names = o.tools.list().map((t) => `'${t.name}'`);
+      return errorResult(
+        sent,
+        `tool '${sent.name}' does not exist; the available tools are: ${names.join(', ') || 'none'}`,
+      );
+    }
+    try {
+      return await o.tools.call(sent.name, p.args ?? {}, {
+        callId: sent.id,
+        ...(signal ? { signal } : {}),
+        ...(user !== undefined ? { user } : {}),
+        ...(o.toolTimeoutMs !== undefined ? { timeoutMs: o.toolTimeoutMs } : {}),
+      });
+    } catch (error) {
+      // A provider must not reject, but a broken one must not break the run either.
+      return errorResult(
+        sent,
+        `tool '${sent.name}' failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+}
+
+function errorResult(call: FunctionCall, content: string): ToolResult {
+  return { name: call.name, callId: call.id, content, isError: true };
+}
+
+/**
+ * Parses a call's argument text. Malformed text is replaced by `{}` in the copy kept in the conversation
+ * (providers reject a replayed call whose arguments are not JSON), and the problem is described without
+ * quoting the text.
+ */
+function prepareCall(call: FunctionCall, index: number, iteration: number): PreparedCall {
+  const id = call.id || `call_${iteration}_${index}`;
+  const text = call.arguments.trim();
+  if (text === '') return { call, sent: { ...call, id, arguments: '{}' }, args: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    return {
+      call,
+      sent: { ...call, id, arguments: '{}' },
+      problem:
+        `tool '${call.name}': the arguments are not valid JSON` +
+        (position !== undefined ? ` (syntax error at character ${position} of ${text.length})` : '') +
+        '; call the tool again with the arguments as one JSON object matching its parameters',
+    };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return {
+      call,
+      sent: { ...call, id, arguments: '{}' },
+      problem:
+        `tool '${call.name}': the arguments must be a JSON object, got ` +
+        `${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`,
+    };
+  }
+  return { call, sent: { ...call, id }, args: value as Record<string, unknown> };
+}

@@ -1,0 +1,213 @@
+/**
+ * @module The agent-service wire format, with TrustGraph's field names: the one place where they live.
+ *
+ * Request body (UTF-8 JSON) on the request queue (`non-persistent://tg/request/agent`):
+ * ```json
+ * { "question": "Tell me a joke", "user": "alice", "history": [{ "role": "user", "content": "hi" }], "streaming": true }
+ * ```
+ * Response bodies on the response queue (`non-persistent://tg/response/agent`), several per request:
+ * ```json
+ * { "message_type": "thought", "content": "I need a joke", "end_of_message": true, "end_of_dialog": false, "error": null }
+ * ```
+ * `message_type` is `thought`, `observation`, `answer` or `error`. The last response of a request has
+ * `end_of_dialog: true`: an `answer` (with empty content when the answer was streamed in pieces) or an
+ * `error` with `error: { type, message }` (`agent-error` for a failed run).
+ *
+ * Properties as for tool services: `id` correlates (required), `deadline` (epoch ms) bounds the run, and a
+ * message `{ id, cancel }` with an empty body on the control topic (`request:tg:agent:cancel`) cancels it.
+ */
+import { ToolbusError } from '../tools/index.js';
+import type { AgentHistoryItem } from './agent.js';
+
+/** A request to an agent service, as TypeScript sees it. */
+export interface AgentRequest {
+  question: string;
+  /** The end user; forwarded to every tool call. `""` when there is none. */
+  user: string;
+  /** Earlier turns of the conversation. @default undefined */
+  history?: AgentHistoryItem[];
+  /** Send thoughts and answers in pieces as they are written. */
+  streaming: boolean;
+}
+
+/** The error of an `error` response. */
+export interface AgentWireError {
+  type: string;
+  message: string;
+}
+
+/** The kinds of agent response (`message_type`). */
+export const AgentMessageType = {
+  Thought: 'thought',
+  Observation: 'observation',
+  Answer: 'answer',
+  Error: 'error',
+} as const;
+/** One of {@link AgentMessageType}'s values. */
+export type AgentMessageType = (typeof AgentMessageType)[keyof typeof AgentMessageType];
+
+/** One response of an agent service, as TypeScript sees it. */
+export interface AgentResponse {
+  messageType: AgentMessageType;
+  content: string;
+  /** True on the last piece of a thought, observation or answer. */
+  endOfMessage: boolean;
+  /** True on the last response of the request. */
+  endOfDialog: boolean;
+  error: AgentWireError | null;
+}
+
+/** The `error.type` values the agent service sends. */
+export const AgentWireErrorType = {
+  /** The run failed (TrustGraph's type). */
+  AgentError: 'agent-error',
+  InvalidRequest: 'invalid-request',
+  Cancelled: 'cancelled',
+  Timeout: 'timeout',
+  TooManyRequests: 'too-many-requests',
+  Unavailable: 'unavailable',
+} as const;
+
+const decoder = new TextDecoder();
+const MESSAGE_TYPES = new Set<string>(Object.values(AgentMessageType));
+const KEPT_CODES = new Set<string>(Object.values(AgentWireErrorType));
+
+/** Encodes a request to JSON text. */
+export function encodeAgentRequest(request: AgentRequest): string {
+  return JSON.stringify({
+    question: request.question,
+    user: request.user,
+    ...(request.history ? { history: request.history } : {}),
+    streaming: request.streaming,
+  });
+}
+
+/**
+ * Decodes a request body. A missing `user` is `""` and a missing `streaming` is false; unknown fields are
+ * ignored. @throws ToolbusError `invalid-request` naming the field that is wrong.
+ */
+export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
+  const value = parseObject(body, 'request');
+  const question = value['question'];
+  const user = value['user'] ?? '';
+  const streaming = value['streaming'] ?? false;
+  const history = value['history'];
+  if (typeof question !== 'string' || question.trim() === '') {
+    throw invalid(`field 'question' must be a non-empty string, got ${describe(question)}`);
+  }
+  if (typeof user !== 'string') throw invalid(`field 'user' must be a string, got ${describe(user)}`);
+  if (typeof streaming !== 'boolean')
+    throw invalid(`field 'streaming' must be a boolean, got ${describe(streaming)}`);
+  const request: AgentRequest = { question, user, streaming };
+  if (history !== undefined && history !== null) {
+    if (!Array.isArray(history)) throw invalid(`field 'history' must be an array, got ${describe(history)}`);
+    request.history = history.map((item: unknown, i) => {
+      const turn = item as { role?: unknown; content?: unknown } | null;
+      if (
+        turn === null ||
+        typeof turn !== 'object' ||
+        (turn.role !== 'user' && turn.role !== 'assistant') ||
+        typeof turn.content !== 'string'
+      ) {
+        throw invalid(`history[${i}] must be {"role": "user" | "assistant", "content": string}`);
+      }
+      return { role: turn.role, content: turn.content };
+    });
+  }
+  return request;
+}
+
+/** Encodes a response to JSON text with TrustGraph's field names. */
+export function encodeAgentResponse(response: AgentResponse): string {
+  return JSON.stringify({
+    message_type: response.messageType,
+    content: response.content,
+    end_of_message: response.endOfMessage,
+    end_of_dialog: response.endOfDialog,
+    error: response.error,
+  });
+}
+
+/**
+ * Decodes a response body; missing booleans are false, a missing `content` is `""`, a missing `error` is
+ * null. @throws ToolbusError `invalid-request` when a field has the wrong type.
+ */
+export function decodeAgentResponse(body: Uint8Array | string): AgentResponse {
+  const value = parseObject(body, 'response');
+  const messageType = value['message_type'];
+  const content = value['content'] ?? '';
+  const endOfMessage = value['end_of_message'] ?? false;
+  const endOfDialog = value['end_of_dialog'] ?? false;
+  const error = value['error'] ?? null;
+  if (typeof messageType !== 'string' || !MESSAGE_TYPES.has(messageType)) {
+    throw invalid(
+      `field 'message_type' must be one of ${[...MESSAGE_TYPES].join(', ')}, got ${describe(messageType)}`,
+      'response',
+    );
+  }
+  if (typeof content !== 'string')
+    throw invalid(`field 'content' must be a string, got ${describe(content)}`, 'response');
+  if (typeof endOfMessage !== 'boolean' || typeof endOfDialog !== 'boolean') {
+    throw invalid(`fields 'end_of_message' and 'end_of_dialog' must be booleans`, 'response');
+  }
+  let wireError: AgentWireError | null = null;
+  if (error !== null) {
+    const e = error as { type?: unknown; message?: unknown };
+    if (typeof error !== 'object' || typeof e.type !== 'string') {
+      throw invalid(`field 'error' must be null or {type: string, message: string}`, 'response');
+    }
+    wireError = { type: e.type, message: typeof e.message === 'string' ? e.message : '' };
+  }
+  return {
+    messageType: messageType as AgentMessageType,
+    content,
+    endOfMessage,
+    endOfDialog,
+    error: wireError,
+  };
+}
+
+/** The wire error for a failure: codes of {@link AgentWireErrorType} are kept, anything else is `agent-error`. */
+export function toAgentWireError(error: unknown): AgentWireError {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof ToolbusError && KEPT_CODES.has(error.code)) return { type: error.code, message };
+  return { type: AgentWireErrorType.AgentError, message };
+}
+
+/**
+ * The local error for a wire error: `cancelled`, `timeout`, `too-many-requests`, `unavailable` and
+ * `invalid-request` keep their code; anything else (`agent-error`, unknown types) is `service-error`.
+ */
+export function fromAgentWireError(error: AgentWireError, service: string): ToolbusError {
+  const code = KEPT_CODES.has(error.type) && error.type !== 'agent-error' ? error.type : 'service-error';
+  const text = error.message.length > 2000 ? `${error.message.slice(0, 2000)}…` : error.message;
+  return new ToolbusError(
+    code as ToolbusError['code'],
+    `agent service '${service}' returned error '${error.type}': ${text}`,
+  );
+}
+
+function parseObject(body: Uint8Array | string, what: string): Record<string, unknown> {
+  const text = typeof body === 'string' ? body : decoder.decode(body);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid(`body is not JSON`, what);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalid(`body must be a JSON object, got ${describe(value)}`, what);
+  }
+  return value as Record<string, unknown>;
+}
+
+function invalid(message: string, what = 'request'): ToolbusError {
+  return new ToolbusError('invalid-request', `agent ${what}: ${message}`);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return value === '' ? 'an empty string' : 'a string';
+  return typeof value;
+}
