@@ -33,3 +33,11 @@ export type {
   ScriptedStepContext,
   ScriptedStepFunction,
 } from './scripted-client.js';
+export {
+  SaptivaModel,
+  SAPTIVA_MODEL_INFO,
+  SAPTIVA_BASE_URL,
+  SAPTIVA_API_KEY_ENV,
+  DEFAULT_SAPTIVA_MODEL,
+  saptivaModelInfo,
+} from './saptiva-models.js';

@@ -1,0 +1,186 @@
+/**
+ * @module OpenAI responses → `CreateResult`: whole completions, and streamed chunks reassembled.
+ */
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { FinishReason } from '../index.js';
+import type { CreateResult, FunctionCall, RequestUsage } from '../index.js';
+
+/** Maps a wire tool name back to the toolbus name. */
+export type NameDecoder = (wireName: string) => string;
+
+/** Extra fields some OpenAI-compatible servers add (vLLM, Saptiva, DeepSeek: reasoning text). */
+interface ReasoningFields {
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+}
+
+/** A tool call as some servers send it: `arguments` may be an object instead of JSON text. */
+interface LooseToolCall {
+  id?: string | null;
+  type?: string;
+  function?: { name?: string | null; arguments?: unknown } | null;
+}
+
+/** The wire's finish reasons → toolbus's. */
+export function toFinishReason(reason: string | null | undefined, hasCalls: boolean): FinishReason {
+  if (hasCalls) return FinishReason.FunctionCalls;
+  switch (reason) {
+    case 'stop':
+    case 'end_turn':
+      return FinishReason.Stop;
+    case 'length':
+      return FinishReason.Length;
+    case 'tool_calls':
+    case 'function_call':
+      return FinishReason.FunctionCalls;
+    case 'content_filter':
+      return FinishReason.ContentFilter;
+    default:
+      return FinishReason.Unknown;
+  }
+}
+
+/** Splits a leading `<think>…</think>` block (reasoning models) off the answer text. */
+export function splitThink(text: string): { thought: string | undefined; text: string } {
+  const match = /^\s*<think>([\s\S]*?)<\/think>\s*/.exec(text);
+  if (!match) return { thought: undefined, text };
+  return { thought: (match[1] as string).trim(), text: text.slice(match[0].length) };
+}
+
+function argumentsText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  // Some servers send the arguments as a JSON object; keep them as the JSON text the contract promises.
+  return JSON.stringify(value);
+}
+
+function usageOf(
+  usage: { prompt_tokens?: number; completion_tokens?: number } | null | undefined,
+): RequestUsage {
+  return { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage?.completion_tokens ?? 0 };
+}
+
+function joinThought(...parts: (string | undefined)[]): string | undefined {
+  const kept = parts.map((p) => p?.trim()).filter((p): p is string => p !== undefined && p !== '');
+  return kept.length === 0 ? undefined : kept.join('\n');
+}
+
+function build(
+  text: string,
+  calls: FunctionCall[],
+  reasoning: string | undefined,
+  finish: string | null | undefined,
+  usage: RequestUsage,
+): CreateResult {
+  const { thought: think, text: answer } = splitThink(text);
+  if (calls.length > 0) {
+    const result: CreateResult = { content: calls, finishReason: toFinishReason(finish, true), usage };
+    const thought = joinThought(reasoning, think, answer);
+    if (thought !== undefined) result.thought = thought;
+    return result;
+  }
+  const result: CreateResult = { content: answer, finishReason: toFinishReason(finish, false), usage };
+  const thought = joinThought(reasoning, think);
+  if (thought !== undefined) result.thought = thought;
+  return result;
+}
+
+/** Converts a whole `chat.completion` (its first choice) into a `CreateResult`. */
+export function parseCompletion(completion: ChatCompletion, decode: NameDecoder): CreateResult {
+  const choice = completion.choices?.[0];
+  const message = choice?.message;
+  const extra = (message ?? {}) as ReasoningFields;
+  const calls: FunctionCall[] = [];
+  const toolCalls = (message?.tool_calls ?? []) as LooseToolCall[];
+  toolCalls.forEach((call, i) => {
+    if (call.type !== undefined && call.type !== 'function') return;
+    calls.push({
+      id: call.id || `call_${i}`,
+      name: decode(call.function?.name ?? ''),
+      arguments: argumentsText(call.function?.arguments),
+    });
+  });
+  return build(
+    message?.content ?? '',
+    calls,
+    extra.reasoning_content ?? extra.reasoning ?? undefined,
+    choice?.finish_reason,
+    usageOf(completion.usage),
+  );
+}
+
+interface PartialCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * Reassembles a streamed completion: text deltas in order, tool-call deltas joined per `index` (the id
+ * and name arrive once, the argument text in pieces), the finish reason, and the usage of the last chunk.
+ */
+export class StreamAssembler {
+  readonly #decode: NameDecoder;
+  readonly #calls = new Map<number, PartialCall>();
+  #text = '';
+  #reasoning = '';
+  #finish: string | null | undefined;
+  #usage: RequestUsage | undefined;
+
+  constructor(decode: NameDecoder) {
+    this.#decode = decode;
+  }
+
+  /** True once a chunk carried a finish reason. */
+  get finished(): boolean {
+    return this.#finish !== undefined && this.#finish !== null;
+  }
+
+  /** Takes one chunk; returns its answer text, if any, for the caller to yield. */
+  push(chunk: ChatCompletionChunk): string | undefined {
+    if (chunk.usage) this.#usage = usageOf(chunk.usage);
+    const choice = chunk.choices?.[0];
+    if (!choice) return undefined;
+    if (choice.finish_reason) this.#finish = choice.finish_reason;
+    const delta = choice.delta ?? {};
+    const extra = delta as ReasoningFields;
+    const reasoning = extra.reasoning_content ?? extra.reasoning;
+    if (reasoning) this.#reasoning += reasoning;
+    for (const piece of (delta.tool_calls ?? []) as (LooseToolCall & { index?: number })[]) {
+      const index = piece.index ?? 0;
+      let call = this.#calls.get(index);
+      if (!call) {
+        call = { id: '', name: '', arguments: '' };
+        this.#calls.set(index, call);
+      }
+      if (piece.id && !call.id) call.id = piece.id;
+      const name = piece.function?.name;
+      // Most servers send the name once; some repeat it in every delta, a few split it.
+      if (name && name !== call.name) call.name += name;
+      call.arguments += argumentsText(piece.function?.arguments);
+    }
+    if (delta.content) {
+      this.#text += delta.content;
+      return delta.content;
+    }
+    return undefined;
+  }
+
+  /** The assembled result. */
+  result(): CreateResult {
+    const calls = [...this.#calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, call]) => ({
+        id: call.id || `call_${index}`,
+        name: this.#decode(call.name),
+        arguments: call.arguments,
+      }));
+    return build(
+      this.#text,
+      calls,
+      this.#reasoning || undefined,
+      this.#finish,
+      this.#usage ?? { promptTokens: 0, completionTokens: 0 },
+    );
+  }
+}

@@ -1,0 +1,484 @@
+/**
+ * @module `OpenAIChatCompletionClient`: the model client for any OpenAI-compatible server (OpenAI, Saptiva,
+ * Ollama, vLLM, llama.cpp), built on the official `openai` package.
+ */
+import OpenAI from 'openai';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
+  ChatCompletionFunctionTool,
+  ChatCompletionToolChoiceOption,
+} from 'openai/resources/chat/completions';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { compileSchema } from '../../schema/index.js';
+import { ToolbusError, decodeToolName, encodeToolName } from '../../tools/index.js';
+import type { Tool, ToolSchema } from '../../tools/index.js';
+import { ModelError, abortError, addUsage, emptyUsage } from '../index.js';
+import type {
+  ChatCompletionClient,
+  CreateOptions,
+  CreateResult,
+  LLMMessage,
+  ModelInfo,
+  RequestUsage,
+} from '../index.js';
+import { StreamAssembler, parseCompletion } from './completion-parsing.js';
+import { toOpenAIMessages } from './message-conversion.js';
+import { isRetryable, toModelError } from './provider-errors.js';
+import type { ErrorContext } from './provider-errors.js';
+
+/** OpenAI's API. */
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+/** Attempts after the first one, on 5xx, 408, 409, 429 and network errors. */
+export const DEFAULT_MODEL_MAX_RETRIES = 2;
+/** The first backoff delay; it doubles on each retry. */
+export const DEFAULT_RETRY_BASE_DELAY_MS = 500;
+/** The longest wait between attempts; a `retry-after` longer than this is not waited for. */
+export const DEFAULT_MAX_RETRY_DELAY_MS = 30_000;
+/** The whole-call deadline, retries and streaming included. */
+export const DEFAULT_MODEL_TIMEOUT_MS = 600_000;
+
+/** The model info assumed for a model the caller does not describe: tools and JSON, no vision. */
+export const DEFAULT_OPENAI_MODEL_INFO: Readonly<ModelInfo> = Object.freeze({
+  functionCalling: true,
+  jsonOutput: true,
+  vision: false,
+  family: 'unknown',
+});
+
+/** What the {@link OpenAIChatCompletionClientOptions.onRetry} hook receives. */
+export interface ModelRetryEvent {
+  model: string;
+  /** 1 for the first retry. */
+  attempt: number;
+  /** The wait before this retry: the provider's `retry-after` when it sent one, else the backoff. */
+  delayMs: number;
+  /** Why the previous attempt failed. */
+  error: ToolbusError;
+}
+
+/** Options of {@link OpenAIChatCompletionClient}. */
+export interface OpenAIChatCompletionClientOptions {
+  /** The model name the server expects, e.g. `gpt-4o`, `llama3.1`, `Saptiva Turbo`. */
+  model: string;
+  /** @default process.env.OPENAI_BASE_URL, else {@link DEFAULT_OPENAI_BASE_URL} */
+  baseURL?: string;
+  /**
+   * @default process.env[apiKeyEnvVar]; for a server other than OpenAI's a placeholder is sent when no
+   * key is set (local servers such as Ollama need none)
+   */
+  apiKey?: string;
+  /** Where the key comes from when `apiKey` is not given, and what error messages point to. @default 'OPENAI_API_KEY' */
+  apiKeyEnvVar?: string;
+  /** What the model can do; fields not given come from {@link DEFAULT_OPENAI_MODEL_INFO}. @default {} */
+  modelInfo?: Partial<ModelInfo>;
+  /**
+   * Retries after a failed attempt (5xx, 408, 409, 429, network errors), with exponential backoff. The
+   * SDK's own retries are switched off (`maxRetries: 0`) so attempts are counted once, here.
+   * @default DEFAULT_MODEL_MAX_RETRIES (2)
+   */
+  maxRetries?: number;
+  /** The first backoff delay, doubled on each retry (with jitter). @default DEFAULT_RETRY_BASE_DELAY_MS (500) */
+  retryBaseDelayMs?: number;
+  /**
+   * The longest wait between attempts. A `retry-after` longer than this fails at once with
+   * `rate-limited` and `retryAfterMs`, so the caller decides. @default DEFAULT_MAX_RETRY_DELAY_MS (30 000)
+   */
+  maxRetryDelayMs?: number;
+  /** Deadline of a whole `create`/`createStream` call, retries included. @default DEFAULT_MODEL_TIMEOUT_MS (600 000) */
+  timeoutMs?: number;
+  /** Sent as `parallel_tool_calls` when tools are offered. @default undefined (the server's default) */
+  parallelToolCalls?: boolean;
+  /** @default undefined (the server's default) */
+  temperature?: number;
+  /** Sent as `top_p`. @default undefined */
+  topP?: number;
+  /** Sent as `max_tokens`. @default undefined */
+  maxTokens?: number;
+  /** Extra fields merged into every request body (provider extensions). @default {} */
+  extraBody?: Record<string, unknown>;
+  /** Headers sent with every request. @default {} */
+  defaultHeaders?: Record<string, string>;
+  /** The `fetch` to use. @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** Called before each retry. @default none */
+  onRetry?: (event: ModelRetryEvent) => void;
+}
+
+interface Resolved {
+  model: string;
+  baseURL: string;
+  apiKeyEnvVar: string;
+  maxRetries: number;
+  retryBaseDelayMs: number;
+  maxRetryDelayMs: number;
+  timeoutMs: number;
+  parallelToolCalls: boolean | undefined;
+  body: Record<string, unknown>;
+  onRetry: ((event: ModelRetryEvent) => void) | undefined;
+}
+
+/** One prepared request. */
+interface Prepared {
+  body: Record<string, unknown>;
+  /** `[wireName, toolbusName]` in wire order. */
+  tools: [string, string][];
+  decode: (wire: string) => string;
+  encode: (name: string) => string;
+}
+
+/** A running call: its signal (caller's, plus the deadline) and the cleanup. */
+interface CallScope {
+  signal: AbortSignal;
+  context: ErrorContext;
+  dispose(): void;
+}
+
+function nonNegativeInteger(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isFinite(v) || v < 0) {
+    throw new ToolbusError(
+      'invalid-arguments',
+      `OpenAIChatCompletionClient: option '${name}' must be a non-negative number, got ${String(v)}`,
+    );
+  }
+  return v;
+}
+
+/**
+ * A {@link ChatCompletionClient} for any OpenAI-compatible Chat Completions server.
+ *
+ * - Tools are sent through their schema profile (`openai-strict` when `tool.schema.strict`), with names
+ *   mapped reversibly (`encodeToolName`); function calls come back with the toolbus name and the raw
+ *   argument text.
+ * - Streaming reassembles tool-call deltas by index and asks for usage in the last chunk.
+ * - Errors are {@link ModelError}s with codes `authentication`, `rate-limited` (`retryAfterMs`),
+ *   `context-length`, `bad-request` (naming the rejected tool schema), `model-error`, `unavailable`; plus
+ *   ToolbusError `cancelled`, `timeout`, `unsupported` (tools or JSON output the model cannot do),
+ *   `invalid-arguments`, `closed`.
+ * - This client owns the retry loop (the SDK's `maxRetries` is 0): 5xx, 408, 409, 429 and network
+ *   errors are retried up to `maxRetries` times with exponential backoff or the provider's
+ *   `retry-after`, and the wait ends as soon as the signal aborts.
+ *
+ * @example
+ * ```ts
+ * import { OpenAIChatCompletionClient } from 'toolbus/openai';
+ * const model = new OpenAIChatCompletionClient({ model: 'gpt-4o-mini' });
+ * const result = await model.create([new UserMessage({ content: 'What is the stock price of AAPL?' })], {
+ *   tools: [stockPriceTool],
+ * });
+ * ```
+ */
+export class OpenAIChatCompletionClient implements ChatCompletionClient {
+  /** What this model can do. */
+  readonly modelInfo: ModelInfo;
+  readonly #sdk: OpenAI;
+  readonly #options: Resolved;
+  #total: RequestUsage = emptyUsage();
+  #closed = false;
+
+  constructor(options: OpenAIChatCompletionClientOptions) {
+    if (typeof options?.model !== 'string' || options.model.trim() === '') {
+      throw new ToolbusError(
+        'invalid-arguments',
+        `OpenAIChatCompletionClient: option 'model' must be a non-empty string, got ${JSON.stringify(options?.model)}`,
+      );
+    }
+    const apiKeyEnvVar = options.apiKeyEnvVar ?? 'OPENAI_API_KEY';
+    const baseURL = (options.baseURL ?? process.env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL).replace(
+      /\/+$/,
+      '',
+    );
+    let apiKey = options.apiKey ?? process.env[apiKeyEnvVar];
+    if (!apiKey) {
+      if (baseURL === DEFAULT_OPENAI_BASE_URL) {
+        throw new ToolbusError(
+          'authentication',
+          `OpenAIChatCompletionClient: no API key for model '${options.model}': pass { apiKey } or set ${apiKeyEnvVar}`,
+        );
+      }
+      apiKey = 'no-key';
+    }
+    const body: Record<string, unknown> = { ...options.extraBody };
+    if (options.temperature !== undefined) body.temperature = options.temperature;
+    if (options.topP !== undefined) body.top_p = options.topP;
+    if (options.maxTokens !== undefined) body.max_tokens = options.maxTokens;
+    this.#options = {
+      model: options.model,
+      baseURL,
+      apiKeyEnvVar,
+      maxRetries: Math.floor(nonNegativeInteger('maxRetries', options.maxRetries, DEFAULT_MODEL_MAX_RETRIES)),
+      retryBaseDelayMs: nonNegativeInteger(
+        'retryBaseDelayMs',
+        options.retryBaseDelayMs,
+        DEFAULT_RETRY_BASE_DELAY_MS,
+      ),
+      maxRetryDelayMs: nonNegativeInteger(
+        'maxRetryDelayMs',
+        options.maxRetryDelayMs,
+        DEFAULT_MAX_RETRY_DELAY_MS,
+      ),
+      timeoutMs: nonNegativeInteger('timeoutMs', options.timeoutMs, DEFAULT_MODEL_TIMEOUT_MS),
+      parallelToolCalls: options.parallelToolCalls,
+      body,
+      onRetry: options.onRetry,
+    };
+    this.modelInfo = { ...DEFAULT_OPENAI_MODEL_INFO, ...options.modelInfo };
+    this.#sdk = new OpenAI({
+      apiKey,
+      baseURL,
+      // One retry loop, ours: the SDK's would multiply attempts and ignore our backoff bounds.
+      maxRetries: 0,
+      timeout: this.#options.timeoutMs,
+      ...(options.defaultHeaders ? { defaultHeaders: { ...options.defaultHeaders } } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  }
+
+  /** The model name requests are sent with. */
+  get model(): string {
+    return this.#options.model;
+  }
+
+  /** The server's base URL, without a trailing slash. */
+  get baseURL(): string {
+    return this.#options.baseURL;
+  }
+
+  /**
+   * One completion. Rejects with the codes listed on the class.
+   */
+  async create(messages: readonly LLMMessage[], options: CreateOptions = {}): Promise<CreateResult> {
+    const prepared = this.#prepare(messages, options);
+    const scope = this.#scope(options.signal, prepared);
+    try {
+      const completion = await this.#withRetries(scope, () =>
+        this.#sdk.chat.completions.create(prepared.body as unknown as ChatCompletionCreateParams, {
+          signal: scope.signal,
+        }),
+      );
+      const result = parseCompletion(completion as ChatCompletion, prepared.decode);
+      this.#total = addUsage(this.#total, result.usage);
+      return result;
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  /**
+   * Streams a completion: yields answer text as it arrives, then the {@link CreateResult}. Leaving the
+   * loop early aborts the HTTP request. Failures before the first chunk are retried like `create`.
+   */
+  async *createStream(
+    messages: readonly LLMMessage[],
+    options: CreateOptions = {},
+  ): AsyncGenerator<string | CreateResult, void, undefined> {
+    const prepared = this.#prepare(messages, options);
+    const body = { ...prepared.body, stream: true, stream_options: { include_usage: true } };
+    const scope = this.#scope(options.signal, prepared);
+    try {
+      const stream = (await this.#withRetries(scope, () =>
+        this.#sdk.chat.completions.create(body as unknown as ChatCompletionCreateParams, {
+          signal: scope.signal,
+        }),
+      )) as AsyncIterable<ChatCompletionChunk>;
+      const assembler = new StreamAssembler(prepared.decode);
+      try {
+        for await (const chunk of stream) {
+          const text = assembler.push(chunk);
+          if (text !== undefined) yield text;
+          if (scope.signal.aborted) break;
+        }
+      } catch (error) {
+        throw toModelError(error, scope.context);
+      }
+      // The SDK ends an aborted stream quietly; the abort reason says whether it was a cancel or the deadline.
+      if (scope.signal.aborted) throw abortError(scope.signal, `model '${this.#options.model}'`);
+      if (!assembler.finished) {
+        throw new ModelError(
+          'model-error',
+          `model '${this.#options.model}': the stream ended before the model finished (no finish_reason)`,
+          { model: this.#options.model },
+        );
+      }
+      const result = assembler.result();
+      this.#total = addUsage(this.#total, result.usage);
+      yield result;
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  /** Usage summed over every completed request. */
+  totalUsage(): RequestUsage {
+    return { ...this.#total };
+  }
+
+  /** Marks the client closed; later calls reject with `closed`. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  /** Alias of {@link close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** Validates the call and builds the request body. Throws (inside async callers: rejects). */
+  #prepare(messages: readonly LLMMessage[], options: CreateOptions): Prepared {
+    const who = `model '${this.#options.model}'`;
+    if (this.#closed) throw new ToolbusError('closed', `${who}: the client is closed`);
+    if (!Array.isArray(messages)) {
+      throw new ToolbusError(
+        'invalid-arguments',
+        `${who}: messages must be an array, got ${typeof messages}`,
+      );
+    }
+    if (options.signal?.aborted) throw abortError(options.signal, who);
+    const schemas = (options.tools ?? []).map(toSchema);
+    if (schemas.length > 0 && !this.modelInfo.functionCalling) {
+      throw new ToolbusError(
+        'unsupported',
+        `${who} cannot call functions (modelInfo.functionCalling is false), but ${schemas.length} tool(s) were ` +
+          `offered: ${schemas.map((s) => `'${s.name}'`).join(', ')}; remove the tools or use a ReAct agent`,
+      );
+    }
+    if (options.jsonOutput && !this.modelInfo.jsonOutput) {
+      throw new ToolbusError(
+        'unsupported',
+        `${who} cannot be asked for JSON output (modelInfo.jsonOutput is false)`,
+      );
+    }
+
+    const toolbusByWire = new Map<string, string>();
+    const wireTools: ChatCompletionFunctionTool[] = [];
+    const pairs: [string, string][] = [];
+    for (const schema of schemas) {
+      const wire = encodeToolName(schema.name);
+      if (toolbusByWire.has(wire)) {
+        throw new ToolbusError(
+          'invalid-arguments',
+          `${who}: two tools are named '${schema.name}'; tool names must be unique in one request`,
+        );
+      }
+      toolbusByWire.set(wire, schema.name);
+      pairs.push([wire, schema.name]);
+      const compiled = compileSchema(schema, schema.strict ? 'openai-strict' : 'default');
+      const fn: ChatCompletionFunctionTool['function'] = {
+        name: wire,
+        description: compiled.description,
+        parameters: compiled.parameters,
+      };
+      // `strict: false` is the default; leaving it out keeps servers that reject the field working.
+      if (compiled.strict) fn.strict = true;
+      wireTools.push({ type: 'function', function: fn });
+    }
+    const encode = (name: string): string => {
+      try {
+        return encodeToolName(name);
+      } catch {
+        return name;
+      }
+    };
+    const decode = (wire: string): string => {
+      const known = toolbusByWire.get(wire);
+      if (known !== undefined) return known;
+      try {
+        return decodeToolName(wire);
+      } catch {
+        return wire;
+      }
+    };
+
+    const body: Record<string, unknown> = {
+      ...this.#options.body,
+      model: this.#options.model,
+      messages: toOpenAIMessages(messages, { toolName: encode }),
+    };
+    if (wireTools.length > 0) {
+      body.tools = wireTools;
+      const choice = options.toolChoice;
+      if (choice !== undefined) body.tool_choice = toWireToolChoice(choice, toolbusByWire, who);
+      if (this.#options.parallelToolCalls !== undefined)
+        body.parallel_tool_calls = this.#options.parallelToolCalls;
+    } else if (options.toolChoice === 'required' || typeof options.toolChoice === 'object') {
+      throw new ToolbusError(
+        'invalid-arguments',
+        `${who}: toolChoice ${JSON.stringify(options.toolChoice)} needs tools, but none were offered`,
+      );
+    }
+    if (options.jsonOutput) body.response_format = { type: 'json_object' };
+    return { body, tools: pairs, decode, encode };
+  }
+
+  /** Combines the caller's signal with the deadline; `dispose` removes the listener and the timer. */
+  #scope(callerSignal: AbortSignal | undefined, prepared: Prepared): CallScope {
+    const { model, timeoutMs, baseURL, apiKeyEnvVar } = this.#options;
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      controller.abort(
+        new ToolbusError(
+          'timeout',
+          `model '${model}': no complete response within ${timeoutMs} ms (timeoutMs)`,
+        ),
+      );
+    }, timeoutMs);
+    const onAbort = (): void => controller.abort(abortError(callerSignal as AbortSignal, `model '${model}'`));
+    callerSignal?.addEventListener('abort', onAbort, { once: true });
+    return {
+      signal: controller.signal,
+      context: { model, baseURL, apiKeyEnvVar, tools: prepared.tools, signal: controller.signal },
+      dispose() {
+        clearTimeout(timer);
+        callerSignal?.removeEventListener('abort', onAbort);
+        // Drops a stream the consumer left early; a no-op after a completed request.
+        if (!controller.signal.aborted)
+          controller.abort(new ToolbusError('cancelled', `model '${model}': done`));
+      },
+    };
+  }
+
+  /** Runs `attempt`, retrying retryable failures with backoff; the wait ends as soon as the call aborts. */
+  async #withRetries<T>(scope: CallScope, attempt: () => Promise<T>): Promise<T> {
+    const { maxRetries, retryBaseDelayMs, maxRetryDelayMs, onRetry, model } = this.#options;
+    for (let n = 0; ; n++) {
+      try {
+        return await attempt();
+      } catch (raw) {
+        const error = toModelError(raw, scope.context);
+        if (scope.signal.aborted || n >= maxRetries || !isRetryable(error)) throw error;
+        const retryAfterMs = error instanceof ModelError ? error.retryAfterMs : undefined;
+        const backoff = Math.min(maxRetryDelayMs, retryBaseDelayMs * 2 ** n) * (0.75 + Math.random() * 0.25);
+        const delayMs = retryAfterMs ?? Math.round(backoff);
+        if (delayMs > maxRetryDelayMs) throw error;
+        onRetry?.({ model, attempt: n + 1, delayMs, error });
+        try {
+          await sleep(delayMs, undefined, { signal: scope.signal });
+        } catch {
+          throw abortError(scope.signal, `model '${model}'`);
+        }
+      }
+    }
+  }
+}
+
+function toSchema(tool: Tool | ToolSchema): ToolSchema {
+  return 'schema' in tool && typeof tool.schema === 'object' ? tool.schema : (tool as ToolSchema);
+}
+
+function toWireToolChoice(
+  choice: NonNullable<CreateOptions['toolChoice']>,
+  toolbusByWire: ReadonlyMap<string, string>,
+  who: string,
+): ChatCompletionToolChoiceOption {
+  if (choice === 'auto' || choice === 'required' || choice === 'none') return choice;
+  for (const [wire, name] of toolbusByWire) {
+    if (name === choice.name) return { type: 'function', function: { name: wire } };
+  }
+  throw new ToolbusError(
+    'invalid-arguments',
+    `${who}: toolChoice names tool '${choice.name}', which is not among the tools offered: ` +
+      `${[...toolbusByWire.values()].map((n) => `'${n}'`).join(', ')}`,
+  );
+}
