@@ -224,11 +224,11 @@ class OpenAIStrictCompiler {
   #object(s: JsonObject, out: JsonObject, path: string): void {
     const properties = s['properties'];
     const extra = s['additionalProperties'];
+    const open = extra !== undefined && extra !== false;
+    const none = !isObject(properties) || Object.keys(properties).length === 0;
+    if (open && none) this.#fail(path, 'a record (free-form keys)');
+    if (open) this.#fail(path, 'an object with additional properties');
     if (!isObject(properties)) this.#fail(path, 'a free-form object (no properties)');
-    if (extra !== undefined && extra !== false) {
-      if (Object.keys(properties).length === 0) this.#fail(path, 'a record (free-form keys)');
-      this.#fail(path, 'an object with additional properties');
-    }
     const required = new Set(Array.isArray(s['required']) ? s['required'] : []);
     const props: JsonObject = {};
     for (const [key, prop] of Object.entries(properties)) {

@@ -1,0 +1,103 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { createValidator, type ValidationResult } from './index.js';
+
+async function check(v: ValidationResult | Promise<ValidationResult>): Promise<ValidationResult> {
+  return v;
+}
+
+describe('strict-mode nulls are treated as absent before validation', () => {
+  const schema = z.object({
+    city: z.string().describe('City'),
+    limit: z.number().default(5).describe('Limit'),
+    note: z.string().optional(),
+    when: z.string().nullable(),
+    address: z.object({ zip: z.string().optional(), street: z.string() }).optional(),
+    tags: z.array(z.object({ key: z.string(), value: z.string().optional() })).optional(),
+  });
+  const validate = createValidator(schema);
+
+  test('a null for an optional property is dropped, so its default applies', async () => {
+    const args = { city: 'Lima', limit: null, note: null, when: null, address: null, tags: null };
+    const result = await check(validate(args));
+    assert.deepEqual(result, { ok: true, value: { city: 'Lima', limit: 5, when: null } });
+    // The caller's object is not mutated.
+    assert.equal(args.limit, null);
+  });
+
+  test('nulls inside nested objects and array items are normalised too', async () => {
+    const result = await check(
+      validate({
+        city: 'x',
+        when: 'today',
+        address: { zip: null, street: 'Main' },
+        tags: [{ key: 'a', value: null }],
+      }),
+    );
+    assert.deepEqual(result, {
+      ok: true,
+      value: { city: 'x', limit: 5, when: 'today', address: { street: 'Main' }, tags: [{ key: 'a' }] },
+    });
+  });
+
+  test('a null for a required, non-nullable property still fails, naming path, expected and received', async () => {
+    const result = await check(validate({ city: null, when: null }));
+    assert.equal(result.ok, false);
+    assert.deepEqual(
+      !result.ok && result.issues.map(({ path, expected, received }) => ({ path, expected, received })),
+      [{ path: 'city', expected: 'string', received: 'null' }],
+    );
+  });
+
+  test('normalisation can be turned off', async () => {
+    const strictNulls = createValidator(schema, { normalizeNulls: false });
+    const result = await check(strictNulls({ city: 'x', when: null, note: null }));
+    assert.equal(result.ok, false);
+    assert.equal(!result.ok && result.issues[0]?.path, 'note');
+  });
+
+  test('raw JSON Schema: null for an optional property is absent; for a nullable one it stays', async () => {
+    const raw = createValidator({
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: ['string', 'null'] } },
+      required: [],
+    });
+    assert.deepEqual(await check(raw({ a: null, b: null })), { ok: true, value: { b: null } });
+  });
+});
+
+describe('zod validation', () => {
+  test('returns the parsed output (transforms and defaults applied)', async () => {
+    const validate = createValidator(
+      z.object({ n: z.string().transform((s) => s.length), d: z.boolean().default(true) }),
+    );
+    assert.deepEqual(await check(validate({ n: 'abc' })), { ok: true, value: { n: 3, d: true } });
+  });
+
+  test('async refinements are supported', async () => {
+    const validate = createValidator(
+      z.object({ id: z.string().refine(async (s) => s.startsWith('u-'), 'must start with u-') }),
+    );
+    assert.deepEqual(await check(validate({ id: 'u-1' })), { ok: true, value: { id: 'u-1' } });
+    const bad = await check(validate({ id: 'x' }));
+    assert.equal(!bad.ok && bad.issues[0]?.message, 'must start with u-');
+  });
+
+  test('enum failures say which values are allowed and what came', async () => {
+    const validate = createValidator(z.object({ unit: z.enum(['c', 'f']) }));
+    const bad = await check(validate({ unit: 'k' }));
+    assert.deepEqual(!bad.ok && bad.issues[0], {
+      path: 'unit',
+      message: bad.ok ? '' : bad.issues[0]?.message,
+      expected: 'one of "c", "f"',
+      received: '"k"',
+    });
+  });
+
+  test('array paths use [index]', async () => {
+    const validate = createValidator(z.object({ items: z.array(z.object({ n: z.number() })) }));
+    const bad = await check(validate({ items: [{ n: 1 }, { n: 'two' }] }));
+    assert.equal(!bad.ok && bad.issues[0]?.path, 'items[1].n');
+  });
+});
