@@ -23,11 +23,11 @@ export type {
   McpSignalOptions,
   McpToolDefinition,
 } from './mcp-session.js';
-export { McpTool, toModelToolName, toParameters } from './mcp-tool.js';
-export type { McpToolOptions, McpToolCallOptions } from './mcp-tool.js';
+export { McpTool, inputSchemaOf } from './mcp-tool.js';
+export type { McpToolOptions } from './mcp-tool.js';
 export { describeContentBlock, contentToText, callToolResultToValue } from './mcp-result.js';
 export { McpServerTools, mcpServerTools } from './mcp-server-tools.js';
-export type { McpServerToolsOptions, McpToolsChangeListener } from './mcp-server-tools.js';
+export type { McpServerToolsOptions, McpToolProblem } from './mcp-server-tools.js';
 export { createMcpServer, serveMcpStdio, createMcpHttpHandler } from './mcp-server-bridge.js';
 export type {
   McpBridgeTools,

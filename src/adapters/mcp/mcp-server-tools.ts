@@ -1,18 +1,20 @@
 /**
- * @module `mcpServerTools(params)`: every tool of an MCP server as a live toolbus tool provider, over one
+ * @module `mcpServerTools(params)`: every tool of an MCP server as a live toolbus tool set, over one
  * long-lived session that follows `tools/list_changed` and survives server restarts.
  */
-import { randomUUID } from 'node:crypto';
 import {
-  ToolError,
+  LiveToolSet,
+  ToolNameMap,
   isToolbusError,
   type Tool,
   type ToolCallOptions,
   type ToolProvider,
   type ToolResult,
+  type ToolSet,
+  type ToolSetOptions,
 } from '../../tools/index.js';
 import { McpSession, type McpSessionOptions, type McpToolDefinition } from './mcp-session.js';
-import { McpTool, toModelToolName } from './mcp-tool.js';
+import { McpTool } from './mcp-tool.js';
 import type { McpServerParams } from './server-params.js';
 
 /** Options of {@link mcpServerTools}. */
@@ -25,28 +27,41 @@ export interface McpServerToolsOptions extends McpSessionOptions {
   namePrefix?: string;
   /** Progress notifications of every call. @default none */
   onProgress?: (progress: { tool: string; progress: number; total?: number; message?: string }) => void;
+  /**
+   * Options of the `ToolSet`s built for the live set (output cap, hooks, concurrency). Its flat
+   * `timeoutMs` defaults to `Infinity` here: MCP calls use the server's timeout, reset by progress.
+   * @default { timeoutMs: Infinity }
+   */
+  toolSet?: ToolSetOptions;
 }
 
-/** Listener of {@link McpServerTools.onChange}. */
-export type McpToolsChangeListener = (tools: readonly Tool[]) => void;
+/** A tool of the server that could not be offered (e.g. an unusable schema), and why. */
+export interface McpToolProblem {
+  /** The tool's name on the server. */
+  remoteName: string;
+  message: string;
+}
 
 /**
- * The tools of one MCP server, kept current: a `ToolProvider` (`list`, `get`, `call`) with `onChange`,
- * iterable over the current tools. Pass it to an agent as is for live updates, or take `tools` for a
- * snapshot.
+ * The tools of one MCP server, kept current. `tools` is a `LiveToolSet` (replaced atomically when the
+ * server's list changes); the handle itself is a `ToolProvider` (`list`, `get`, `call`) with `onChange`,
+ * and iterable over the current tools. Pass it, or `tools`, to an agent for live updates.
  */
 export class McpServerTools implements ToolProvider, Iterable<Tool> {
+  /** The live set of this server's tools. */
+  readonly tools: LiveToolSet;
   readonly #session: McpSession;
   readonly #options: McpServerToolsOptions;
-  readonly #listeners = new Set<McpToolsChangeListener>();
-  #tools: Map<string, McpTool> = new Map();
+  readonly #names = new ToolNameMap();
   #fingerprint = '';
+  #problems: McpToolProblem[] = [];
   #unsubscribe: () => void;
 
-  /** Use {@link mcpServerTools}. */
+  /** Use {@link mcpServerTools}, which also connects and lists. */
   constructor(session: McpSession, options: McpServerToolsOptions = {}) {
     this.#session = session;
     this.#options = { ...options };
+    this.tools = new LiveToolSet([], { timeoutMs: Infinity, ...options.toolSet });
     this.#unsubscribe = session.onToolsChanged((defs) => this.#apply(defs));
   }
 
@@ -55,9 +70,9 @@ export class McpServerTools implements ToolProvider, Iterable<Tool> {
     return this.#session;
   }
 
-  /** A snapshot of the current tools. */
-  get tools(): readonly Tool[] {
-    return this.list();
+  /** Tools the server offers that could not be used, with the reason. */
+  get problems(): readonly McpToolProblem[] {
+    return this.#problems;
   }
 
   /** Resolves when closed; never rejects. */
@@ -65,77 +80,45 @@ export class McpServerTools implements ToolProvider, Iterable<Tool> {
     return this.#session.closed;
   }
 
-  list(): readonly McpTool[] {
-    return [...this.#tools.values()];
+  list(): readonly Tool[] {
+    return this.tools.list();
   }
 
-  get(name: string): McpTool | undefined {
-    return this.#tools.get(name);
+  get(name: string): Tool | undefined {
+    return this.tools.get(name);
   }
 
   [Symbol.iterator](): Iterator<Tool> {
     return this.list()[Symbol.iterator]();
   }
 
+  /** The server's name for a model-facing tool name (reverses the name encoding). */
+  remoteName(name: string): string {
+    return this.#names.decode(name);
+  }
+
   /** Calls `listener` with the new tools after every change. Returns an unsubscribe function. */
-  onChange(listener: McpToolsChangeListener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+  onChange(listener: (tools: readonly Tool[], set: ToolSet) => void): () => void {
+    return this.tools.onChange((set) => listener(set.list(), set));
   }
 
   /** Lists the server's tools again and applies the changes. */
-  async refresh(options: { signal?: AbortSignal } = {}): Promise<readonly McpTool[]> {
+  async refresh(options: { signal?: AbortSignal } = {}): Promise<readonly Tool[]> {
     const defs = await this.#session.listTools(options);
     this.#apply(defs);
     return this.list();
   }
 
   /**
-   * Calls a tool with the toolbus error contract: never rejects for tool failures; unknown tool, invalid
-   * arguments, server errors, timeouts and cancellation come back as `isError` results with `error.code`.
+   * Calls a tool with the toolbus error contract (see `ToolSet.call`): never rejects for tool failures.
    */
-  async call(
-    name: string,
-    args: string | Record<string, unknown>,
-    options: ToolCallOptions = {},
-  ): Promise<ToolResult> {
-    const callId = options.callId ?? randomUUID();
-    const tool = this.#tools.get(name);
-    if (!tool) {
-      const known = [...this.#tools.keys()].slice(0, 20).join("', '");
-      const error = new ToolError(
-        'unknown-tool',
-        `unknown tool '${name}'; MCP server '${this.#session.id}' offers: '${known}'`,
-        { toolName: name },
-      );
-      return { name, callId, content: error.message, isError: true, error };
-    }
-    try {
-      const value = await tool.call(args, {
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      });
-      return { name, callId, content: tool.returnValueAsString(value), isError: false };
-    } catch (caught) {
-      const error =
-        caught instanceof ToolError
-          ? caught
-          : new ToolError(
-              isToolbusError(caught) ? caught.code : 'tool-error',
-              `tool '${name}': ${String(caught)}`,
-              {
-                cause: caught,
-                toolName: name,
-              },
-            );
-      return { name, callId, content: error.message, isError: true, error };
-    }
+  call(name: string, args: string | Record<string, unknown>, options?: ToolCallOptions): Promise<ToolResult> {
+    return this.tools.call(name, args, options);
   }
 
   /** Closes the session (and stops a stdio child). Idempotent. */
   async close(): Promise<void> {
     this.#unsubscribe();
-    this.#listeners.clear();
     await this.#session.close();
   }
 
@@ -144,59 +127,62 @@ export class McpServerTools implements ToolProvider, Iterable<Tool> {
     await this.close();
   }
 
-  /** Applies a new definition list; notifies listeners when anything changed. */
+  /** Applies a new definition list; replaces the live set when anything changed. */
   #apply(defs: readonly McpToolDefinition[]): void {
     const include = this.#options.include;
     const kept = include ? defs.filter((d) => include.includes(d.name)) : [...defs];
     const fingerprint = JSON.stringify(kept);
     if (fingerprint === this.#fingerprint) return;
     this.#fingerprint = fingerprint;
-    const next = new Map<string, McpTool>();
+    const tools: McpTool[] = [];
+    const problems: McpToolProblem[] = [];
     for (const def of kept) {
-      const tool = new McpTool(this.#session, def, {
-        ...(this.#options.namePrefix ? { name: this.#options.namePrefix + toModelToolName(def.name) } : {}),
-        ...(this.#options.onProgress ? { onProgress: this.#options.onProgress } : {}),
-      });
-      next.set(tool.name, tool);
-    }
-    this.#tools = next;
-    const snapshot = this.list();
-    for (const listener of this.#listeners) {
       try {
-        listener(snapshot);
-      } catch {
-        // A listener's failure is its own.
+        tools.push(
+          new McpTool(this.#session, def, {
+            name: (this.#options.namePrefix ?? '') + this.#names.encode(def.name),
+            ...(this.#options.onProgress ? { onProgress: this.#options.onProgress } : {}),
+          }),
+        );
+      } catch (error) {
+        problems.push({
+          remoteName: def.name,
+          message: isToolbusError(error) ? error.message : String(error),
+        });
       }
     }
+    this.#problems = problems;
+    this.tools.replace(tools);
   }
 }
 
 /**
  * Connects to an MCP server (stdio, Streamable HTTP or SSE), lists its tools and returns them as a live
- * provider over one shared, long-lived session.
+ * tool set over one shared, long-lived session.
  *
  * Rejects with a `ToolbusError`: `invalid-config` for bad params, `unavailable` when the server cannot be
  * reached, `cancelled` on abort.
  *
  * @example
  * ```ts
- * const tools = await mcpServerTools({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] });
- * const agent = new ToolUseAgent({ model, tools });
+ * const mcp = await mcpServerTools({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] });
+ * const agent = new ToolUseAgent({ model, tools: mcp.tools });
  * // …
- * await tools.close();
+ * await mcp.close();
  * ```
  */
 export async function mcpServerTools(
   params: McpServerParams,
   options: McpServerToolsOptions = {},
 ): Promise<McpServerTools> {
-  const session = new McpSession(params, options);
-  const handle = new McpServerTools(session, options);
+  let handle: McpServerTools | undefined;
   try {
+    const session = new McpSession(params, options);
+    handle = new McpServerTools(session, options);
     await handle.refresh(options.signal ? { signal: options.signal } : {});
+    return handle;
   } catch (error) {
-    await handle.close();
+    await handle?.close();
     throw error;
   }
-  return handle;
 }
