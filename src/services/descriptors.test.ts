@@ -1,0 +1,130 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { ToolbusError } from '../tools/index.js';
+import {
+  formatToolServiceDescriptor,
+  formatToolServiceToolDescriptor,
+  parseToolServiceDescriptor,
+  parseToolServiceToolDescriptor,
+} from './descriptors.js';
+
+const example = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`../../examples/joke-service/${name}`, import.meta.url), 'utf8'));
+
+const invalid = (fragment: RegExp) => (e: unknown) =>
+  e instanceof ToolbusError && e.code === 'invalid-config' && fragment.test(e.message);
+
+describe('tool-service descriptors', () => {
+  test('parses the seed joke-service descriptor into camelCase', () => {
+    assert.deepEqual(parseToolServiceDescriptor(example('joke-service.json')), {
+      id: 'joke-service',
+      requestQueue: 'non-persistent://tg/request/joke',
+      responseQueue: 'non-persistent://tg/response/joke',
+      configParams: [{ name: 'style', required: false }],
+    });
+  });
+
+  test('accepts JSON text, bare-string params and a missing config-params; round-trips', () => {
+    const parsed = parseToolServiceDescriptor(
+      '{"id":"calc","request-queue":"request:tg:calc","response-queue":"response:tg:calc","config-params":["precision"]}',
+    );
+    assert.deepEqual(parsed.configParams, [{ name: 'precision', required: false }]);
+    const none = parseToolServiceDescriptor({ id: 'c', 'request-queue': 'a', 'response-queue': 'b' });
+    assert.deepEqual(none.configParams, []);
+    assert.deepEqual(parseToolServiceDescriptor(formatToolServiceDescriptor(parsed)), parsed);
+  });
+
+  test('rejects malformed service descriptors with precise messages', () => {
+    assert.throws(() => parseToolServiceDescriptor(null), invalid(/must be a JSON object, got null/));
+    assert.throws(() => parseToolServiceDescriptor('{'), invalid(/not valid JSON/));
+    assert.throws(
+      () => parseToolServiceDescriptor({ 'request-queue': 'a' }),
+      invalid(/field 'id' must be a non-empty string/),
+    );
+    assert.throws(
+      () => parseToolServiceDescriptor({ id: 'x', 'response-queue': 'b' }),
+      invalid(/tool service 'x': field 'request-queue' must be a topic name/),
+    );
+    assert.throws(
+      () => parseToolServiceDescriptor({ id: 'x', 'request-queue': 'bad topic', 'response-queue': 'b' }),
+      invalid(/'request-queue'.*not a valid topic/),
+    );
+    assert.throws(
+      () =>
+        parseToolServiceDescriptor({
+          id: 'x',
+          'request-queue': 'a',
+          'response-queue': 'b',
+          'config-params': [{ name: 'c', required: 'yes' }],
+        }),
+      invalid(/'config-params\[0\].required' \(param 'c'\) must be a boolean/),
+    );
+    assert.throws(
+      () =>
+        parseToolServiceDescriptor({
+          id: 'x',
+          'request-queue': 'a',
+          'response-queue': 'b',
+          'config-params': ['name'],
+        }),
+      invalid(/config param 'name' clashes/),
+    );
+  });
+
+  test('parses the seed tell-joke descriptor: arguments required by default, config values kept', () => {
+    assert.deepEqual(parseToolServiceToolDescriptor(example('tell-joke.json')), {
+      name: 'tell-joke',
+      description: 'Tell a joke on a given topic',
+      service: 'joke-service',
+      arguments: [
+        {
+          name: 'topic',
+          type: 'string',
+          description: 'The topic for the joke (e.g., programming, animals, food)',
+          required: true,
+        },
+      ],
+      values: { style: 'pun' },
+    });
+    const parsed = parseToolServiceToolDescriptor(example('tell-dad-joke.json'));
+    assert.deepEqual(parseToolServiceToolDescriptor(formatToolServiceToolDescriptor(parsed)), parsed);
+  });
+
+  test('rejects malformed tool descriptors with precise messages', () => {
+    const base = { type: 'tool-service', name: 't', description: 'd', service: 's' };
+    assert.throws(
+      () => parseToolServiceToolDescriptor({ ...base, name: 'has space' }),
+      invalid(/field 'name' must match/),
+    );
+    assert.throws(
+      () => parseToolServiceToolDescriptor({ ...base, type: 'mcp-tool' }),
+      invalid(/tool 't': field 'type' must be "tool-service"/),
+    );
+    assert.throws(
+      () => parseToolServiceToolDescriptor({ ...base, service: undefined }),
+      invalid(/field 'service' must name a tool service, got nothing/),
+    );
+    assert.throws(
+      () =>
+        parseToolServiceToolDescriptor({
+          ...base,
+          arguments: [{ name: 'a', type: 'date', description: '' }],
+        }),
+      invalid(
+        /argument 'a' has type "date"; expected one of string, number, integer, boolean, object, array/,
+      ),
+    );
+    assert.throws(
+      () =>
+        parseToolServiceToolDescriptor({
+          ...base,
+          arguments: [
+            { name: 'a', type: 'string' },
+            { name: 'a', type: 'number' },
+          ],
+        }),
+      invalid(/argument 'a' is listed twice/),
+    );
+  });
+});
