@@ -17,3 +17,8 @@ export type {
   NatsBusStatus,
 } from './nats-bus.js';
 export { topicToSubject, checkSubjectPrefix } from './subjects.js';
+export { NatsKvConfigStore, DEFAULT_CONFIG_BUCKET, toKvKey, fromKvKey } from '../../config/nats-kv/index.js';
+export type {
+  NatsKvConfigStoreOptions,
+  NatsKvConfigStoreConnectOptions,
+} from '../../config/nats-kv/index.js';

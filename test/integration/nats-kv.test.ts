@@ -1,0 +1,101 @@
+/**
+ * @module NatsKvConfigStore against a real nats-server with JetStream: the shared ConfigStore conformance
+ * suite, plus what only a distributed store does (two connections, restart).
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { NatsKvConfigStore } from '../../src/bus/nats/index.js';
+import { runConfigStoreConformance, takeChanges } from '../support/config-store-conformance.js';
+import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+
+let server: NatsServer;
+let buckets = 0;
+before(async () => {
+  server = await startNatsServer({ jetstream: true });
+});
+after(() => server.stop());
+
+runConfigStoreConformance('NatsKvConfigStore', () =>
+  NatsKvConfigStore.connect({ servers: server.url, bucket: `conformance-${++buckets}` }),
+);
+
+describe('NatsKvConfigStore across connections', () => {
+  test('a put by one process-like connection reaches the watch of another, with the same revision', async (t) => {
+    const bucket = `shared-${++buckets}`;
+    const a = await NatsKvConfigStore.connect({ servers: server.url, bucket });
+    const b = await NatsKvConfigStore.connect({ servers: server.url, bucket });
+    t.after(() => Promise.all([a.close(), b.close()]));
+    const watch = b.watch();
+    const seen = takeChanges(watch, 2);
+    await new Promise((r) => setTimeout(r, 50));
+    const r1 = await a.put('tool', 'tell-joke', { service: 'joke-service' });
+    await a.delete('tool', 'tell-joke');
+    const changes = await seen;
+    assert.deepEqual(changes[0], {
+      kind: 'put',
+      type: 'tool',
+      key: 'tell-joke',
+      value: { service: 'joke-service' },
+      revision: r1,
+    });
+    assert.equal(changes[1]?.kind, 'delete');
+    assert.equal(changes[1]?.revision, await b.revision());
+  });
+
+  test('keys with dots and equals signs survive the KV key encoding', async (t) => {
+    const store = await NatsKvConfigStore.connect({ servers: server.url, bucket: `names-${++buckets}` });
+    t.after(() => store.close());
+    await store.put('tool', 'v1.2', '1');
+    await store.put('tool', 'a=b', '2');
+    await store.put('tool.x', 'k', '3');
+    assert.deepEqual(
+      (await store.list()).map((i) => `${i.type}/${i.key}=${String(i.value)}`),
+      ['tool/a=b=2', 'tool/v1.2=1', 'tool.x/k=3'],
+    );
+    assert.deepEqual(
+      (await store.list('tool')).map((i) => i.key),
+      ['a=b', 'v1.2'],
+    );
+  });
+
+  test('a bad bucket name is invalid-config; a server without JetStream is unavailable', async (t) => {
+    await assert.rejects(NatsKvConfigStore.connect({ servers: server.url, bucket: 'a.b' }), {
+      code: 'invalid-config',
+      message: /bucket 'a\.b'/,
+    });
+    const plain = await startNatsServer({ jetstream: false });
+    t.after(() => plain.stop());
+    await assert.rejects(NatsKvConfigStore.connect({ servers: plain.url, connectTimeoutMs: 2_000 }), {
+      name: 'ToolbusError',
+      code: 'unavailable',
+      message: /JetStream/,
+    });
+  });
+
+  test('config survives a nats-server restart and a watch resumes after the reconnect', async (t) => {
+    const own = await startNatsServer({ jetstream: true });
+    t.after(() => own.stop());
+    const store = await NatsKvConfigStore.connect({ servers: own.url, reconnectWaitMs: 50 });
+    t.after(() => store.close());
+    const rev = await store.put('tool-service', 'joke-service', { id: 'joke-service' });
+    const watch = store.watch();
+    const first = takeChanges(watch, 1, 15_000);
+    await new Promise((r) => setTimeout(r, 50));
+    await own.restart({ kill: true });
+    let item;
+    for (let i = 0; i < 100 && item === undefined; i++) {
+      item = await store.get('tool-service', 'joke-service').catch(() => undefined);
+      if (item === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(item, {
+      type: 'tool-service',
+      key: 'joke-service',
+      value: { id: 'joke-service' },
+      revision: rev,
+    });
+    const after = await store.put('tool', 'after-restart', '{}');
+    const [change] = await first;
+    assert.equal(change?.key, 'after-restart');
+    assert.equal(change?.revision, after);
+  });
+});
