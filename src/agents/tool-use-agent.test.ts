@@ -1,0 +1,278 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import {
+  AssistantMessage,
+  FunctionExecutionResultMessage,
+  ModelError,
+  ScriptedChatCompletionClient,
+} from '../models/index.js';
+import type { FunctionCall, LLMMessage } from '../models/index.js';
+import { FunctionTool, LiveToolSet, ToolbusError } from '../tools/index.js';
+import type { AgentEvent } from './agent.js';
+import { ToolUseAgent } from './tool-use-agent.js';
+
+const add = new FunctionTool(({ a, b }) => a + b, {
+  name: 'add',
+  description: 'Add two numbers.',
+  parameters: z.object({ a: z.number(), b: z.number() }),
+});
+const fail = new FunctionTool(
+  () => {
+    throw new Error('the database is down');
+  },
+  { name: 'fail', description: 'Always fails.', parameters: z.object({}) },
+);
+
+function call(id: string, name: string, args: string): FunctionCall {
+  return { id, name, arguments: args };
+}
+
+function results(messages: readonly LLMMessage[]): FunctionExecutionResultMessage[] {
+  return messages.filter(
+    (m): m is FunctionExecutionResultMessage => m instanceof FunctionExecutionResultMessage,
+  );
+}
+
+describe('ToolUseAgent', () => {
+  test('loops model → tools → model until a text answer, emitting thought, observations and answer', async () => {
+    const model = new ScriptedChatCompletionClient([
+      {
+        content: [call('c1', 'add', '{"a": 1, "b": 2}'), call('c2', 'add', '{"a": 3, "b": 4}')],
+        thought: 'adding',
+      },
+      [call('c3', 'add', '{"a": 3, "b": 7}')],
+      'The total is 10.',
+    ]);
+    const events: AgentEvent[] = [];
+    const agent = new ToolUseAgent({ model, tools: [add] });
+    const answer = await agent.run('What is (1+2)+(3+4)?', { onEvent: (e) => events.push(e) });
+    assert.equal(answer, 'The total is 10.');
+    model.assertDone();
+    const second = model.calls[1]!.messages;
+    assert.deepEqual(
+      results(second)[0]!.content.map((r) => [r.callId, r.content, r.isError]),
+      [
+        ['c1', '3', false],
+        ['c2', '7', false],
+      ],
+    );
+    assert.deepEqual(
+      model.calls[0]!.tools.map((t) => t.name),
+      ['add'],
+    );
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['thought', 'observation', 'observation', 'thought', 'observation', 'answer'],
+    );
+    assert.equal(events[0]!.content, 'adding');
+    assert.deepEqual(events.at(-1), {
+      type: 'answer',
+      content: 'The total is 10.',
+      endOfMessage: true,
+      iteration: 3,
+      finishReason: 'answer',
+    });
+  });
+
+  test('runs the calls of a step in parallel, never more than parallelToolCalls at once', async () => {
+    let running = 0;
+    let peak = 0;
+    const slow = new FunctionTool(
+      async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        return 'ok';
+      },
+      { name: 'slow', description: 'Slow.', parameters: z.object({}) },
+    );
+    const calls = Array.from({ length: 6 }, (_, i) => call(`c${i}`, 'slow', '{}'));
+    const model = new ScriptedChatCompletionClient([calls, 'done']);
+    const agent = new ToolUseAgent({ model, tools: [slow], parallelToolCalls: 2 });
+    assert.equal(await agent.run('go'), 'done');
+    assert.equal(peak, 2);
+    const order = results(model.calls[1]!.messages)[0]!.content.map((r) => r.callId);
+    assert.deepEqual(
+      order,
+      calls.map((c) => c.id),
+    );
+  });
+
+  test('tool errors, unknown tools and invalid arguments go back to the model as isError results', async () => {
+    const model = new ScriptedChatCompletionClient([
+      [call('c1', 'fail', '{}'), call('c2', 'nope', '{}'), call('c3', 'add', '{"a": "x", "b": 1}')],
+      'Sorry.',
+    ]);
+    const agent = new ToolUseAgent({ model, tools: [add, fail] });
+    assert.equal(await agent.run('try'), 'Sorry.');
+    const [failed, unknown, invalid] = results(model.calls[1]!.messages)[0]!.content;
+    assert.equal(failed!.isError, true);
+    assert.match(failed!.content, /the database is down/);
+    assert.equal(unknown!.isError, true);
+    assert.match(unknown!.content, /tool 'nope' does not exist; the available tools are: 'add', 'fail'/);
+    assert.equal(invalid!.isError, true);
+    assert.match(invalid!.content, /'a'/);
+  });
+
+  test('malformed argument JSON stays out of band: {} goes back to the model with an error result', async () => {
+    const raw = '{"a": 1, "b": 2,, SECRET-GARBAGE';
+    const model = new ScriptedChatCompletionClient([[call('c1', 'add', raw)], 'Could not add.']);
+    const events: AgentEvent[] = [];
+    const agent = new ToolUseAgent({ model, tools: [add] });
+    await agent.run('add', { onEvent: (e) => events.push(e) });
+    const sent = model.calls[1]!.messages;
+    const assistant = sent.find((m): m is AssistantMessage => m instanceof AssistantMessage)!;
+    assert.deepEqual(assistant.content, [{ id: 'c1', name: 'add', arguments: '{}' }]);
+    const result = results(sent)[0]!.content[0]!;
+    assert.equal(result.isError, true);
+    assert.match(result.content, /tool 'add': the arguments are not valid JSON/);
+    assert.ok(!JSON.stringify(sent).includes('SECRET-GARBAGE'), 'the raw text never reaches the model');
+    const observation = events.find((e) => e.type === 'observation');
+    assert.equal(observation?.type === 'observation' && observation.rawArguments, raw);
+
+    const model2 = new ScriptedChatCompletionClient([[call('c1', 'add', '[1, 2]')], 'ok']);
+    await new ToolUseAgent({ model: model2, tools: [add] }).run('add');
+    assert.match(
+      results(model2.calls[1]!.messages)[0]!.content[0]!.content,
+      /must be a JSON object, got an array/,
+    );
+  });
+
+  test('stops at maxIterations with a clear final message', async () => {
+    const model = new ScriptedChatCompletionClient([
+      [call('c1', 'add', '{"a":1,"b":1}')],
+      [call('c2', 'add', '{"a":1,"b":1}')],
+    ]);
+    const events: AgentEvent[] = [];
+    const answer = await new ToolUseAgent({ model, tools: [add], maxIterations: 2 }).run('loop', {
+      onEvent: (e) => events.push(e),
+    });
+    assert.match(answer, /stopped after 2 steps \(maxIterations = 2\) without reaching a final answer/);
+    const last = events.at(-1);
+    assert.equal(last?.type === 'answer' && last.finishReason, 'max-iterations');
+    model.assertDone();
+  });
+
+  test('reflect: when the budget is used up, the model answers once more without tools (the guide’s agent)', async () => {
+    const model = new ScriptedChatCompletionClient([[call('c1', 'add', '{"a":1,"b":1}')], 'It is 2.']);
+    const agent = new ToolUseAgent({ model, tools: [add], maxIterations: 1, reflect: true });
+    assert.equal(await agent.run('1+1?'), 'It is 2.');
+    assert.equal(model.calls[1]!.tools.length, 0);
+  });
+
+  test('a model failure rejects with its error after an error event', async () => {
+    const model = new ScriptedChatCompletionClient([
+      () => {
+        throw new ModelError('rate-limited', 'provider says slow down', { retryAfterMs: 10 });
+      },
+    ]);
+    const events: AgentEvent[] = [];
+    await assert.rejects(
+      new ToolUseAgent({ model, tools: [add] }).run('x', { onEvent: (e) => events.push(e) }),
+      {
+        name: 'ModelError',
+        code: 'rate-limited',
+      },
+    );
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['error'],
+    );
+    assert.match(events[0]!.content, /slow down/);
+
+    const thrower = new ScriptedChatCompletionClient([
+      () => {
+        throw new TypeError('socket hang up');
+      },
+    ]);
+    await assert.rejects(new ToolUseAgent({ model: thrower, tools: [add] }).run('x'), (e: unknown) => {
+      assert.ok(e instanceof ToolbusError);
+      assert.equal(e.code, 'model-error');
+      assert.match(e.message, /socket hang up/);
+      assert.ok(e.cause instanceof TypeError);
+      return true;
+    });
+  });
+
+  test('the tool set is read afresh at each step, so a hot reload shows at the next step', async () => {
+    const live = new LiveToolSet([add]);
+    const hello = new FunctionTool(() => 'hello!', {
+      name: 'hello',
+      description: 'Greets.',
+      parameters: z.object({}),
+    });
+    const model = new ScriptedChatCompletionClient([
+      () => {
+        live.replace([hello]);
+        return [call('c1', 'hello', '{}')];
+      },
+      'greeted',
+    ]);
+    assert.equal(await new ToolUseAgent({ model, tools: live }).run('hi'), 'greeted');
+    assert.deepEqual(
+      model.calls[0]!.tools.map((t) => t.name),
+      ['add'],
+    );
+    assert.deepEqual(
+      model.calls[1]!.tools.map((t) => t.name),
+      ['hello'],
+    );
+    assert.equal(results(model.calls[1]!.messages)[0]!.content[0]!.content, 'hello!');
+  });
+
+  test("the run's user reaches every tool call, whatever the model puts in the arguments", async () => {
+    const seen: (string | undefined)[] = [];
+    const whoami = new FunctionTool((_args, ctx) => (seen.push(ctx.user), ctx.user ?? 'nobody'), {
+      name: 'whoami',
+      description: 'Who is asking.',
+      parameters: { type: 'object', properties: { user: { type: 'string' } } },
+    });
+    const model = new ScriptedChatCompletionClient([
+      [call('c1', 'whoami', '{"user": "mallory"}'), call('c2', 'whoami', '{}')],
+      'ok',
+    ]);
+    await new ToolUseAgent({ model, tools: [whoami], user: 'default-user' }).run('who?', { user: 'alice' });
+    assert.deepEqual(seen, ['alice', 'alice']);
+  });
+
+  test("cancelling the run aborts its tool calls and rejects with 'cancelled'", async () => {
+    let toolSignal: AbortSignal | undefined;
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const hang = new FunctionTool(
+      (_args, ctx) => {
+        toolSignal = ctx.signal;
+        started();
+        return new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
+        );
+      },
+      { name: 'hang', description: 'Hangs.', parameters: z.object({}) },
+    );
+    const model = new ScriptedChatCompletionClient([[call('c1', 'hang', '{}')]]);
+    const controller = new AbortController();
+    const events: AgentEvent[] = [];
+    const run = new ToolUseAgent({ model, tools: [hang] }).run('wait', {
+      signal: controller.signal,
+      onEvent: (e) => events.push(e),
+    });
+    await running;
+    controller.abort();
+    await assert.rejects(run, { name: 'ToolbusError', code: 'cancelled' });
+    assert.equal(toolSignal?.aborted, true);
+    assert.equal(events.at(-1)?.type, 'error');
+  });
+
+  test('refuses a non-positive maxIterations or parallelToolCalls', () => {
+    const model = new ScriptedChatCompletionClient([]);
+    assert.throws(() => new ToolUseAgent({ model, tools: [], maxIterations: 0 }), {
+      code: 'invalid-arguments',
+      message: /'maxIterations' must be a positive integer, got 0/,
+    });
+    assert.throws(() => new ToolUseAgent({ model, tools: [], parallelToolCalls: 1.5 }), {
+      code: 'invalid-arguments',
+    });
+  });
+});
