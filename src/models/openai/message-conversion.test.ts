@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ToolbusError } from '../../tools/index.js';
+import {
+  AssistantMessage,
+  FunctionExecutionResult,
+  FunctionExecutionResultMessage,
+  SystemMessage,
+  UserMessage,
+} from '../index.js';
+import type { LLMMessage } from '../index.js';
+import { toOpenAIMessages } from './message-conversion.js';
+
+test('converts every message kind; one tool message per function result', () => {
+  const messages: LLMMessage[] = [
+    new SystemMessage({ content: 'You are helpful.' }),
+    new UserMessage({ content: 'Prices?', source: 'user' }),
+    new AssistantMessage({
+      content: [
+        { id: 'c1', name: 'get_stock_price', arguments: '{"ticker":"AAPL"}' },
+        { id: 'c2', name: 'files.read', arguments: '{not json' },
+      ],
+      thought: 'Two lookups.',
+    }),
+    new FunctionExecutionResultMessage({
+      content: [
+        new FunctionExecutionResult({ callId: 'c1', content: '32.38', name: 'get_stock_price' }),
+        new FunctionExecutionResult({
+          callId: 'c2',
+          content: 'invalid JSON',
+          isError: true,
+          name: 'files.read',
+        }),
+      ],
+    }),
+    new AssistantMessage({ content: 'AAPL is $32.38.' }),
+  ];
+  assert.deepEqual(toOpenAIMessages(messages, { toolName: (n) => n.replace('.', '_') }), [
+    { role: 'system', content: 'You are helpful.' },
+    { role: 'user', content: 'Prices?' },
+    {
+      role: 'assistant',
+      content: 'Two lookups.',
+      tool_calls: [
+        { id: 'c1', type: 'function', function: { name: 'get_stock_price', arguments: '{"ticker":"AAPL"}' } },
+        { id: 'c2', type: 'function', function: { name: 'files_read', arguments: '{not json' } },
+      ],
+    },
+    { role: 'tool', tool_call_id: 'c1', content: '32.38' },
+    { role: 'tool', tool_call_id: 'c2', content: 'invalid JSON' },
+    { role: 'assistant', content: 'AAPL is $32.38.' },
+  ]);
+});
+
+test('an assistant message with calls and no thought sends content null', () => {
+  const [out] = toOpenAIMessages([
+    new AssistantMessage({ content: [{ id: 'a', name: 'x', arguments: '{}' }] }),
+  ]);
+  assert.equal((out as { content: unknown }).content, null);
+});
+
+test('an unknown message type fails with invalid-arguments naming it', () => {
+  assert.throws(
+    () => toOpenAIMessages([{ type: 'ImageMessage', content: '' } as unknown as LLMMessage]),
+    (e: unknown) =>
+      e instanceof ToolbusError &&
+      e.code === 'invalid-arguments' &&
+      /unknown message type 'ImageMessage'/.test(e.message),
+  );
+});
