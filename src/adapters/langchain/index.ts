@@ -4,6 +4,6 @@
  * (`npm install @langchain/core`).
  */
 export { LangChainToolAdapter } from './langchain-tool-adapter.js';
-export type { LangChainToolAdapterOptions } from './langchain-tool-adapter.js';
+export type { LangChainToolAdapterOptions, LangChainToolLike } from './langchain-tool-adapter.js';
 export { toLangChainTool } from './to-langchain-tool.js';
 export type { ToLangChainToolOptions } from './to-langchain-tool.js';

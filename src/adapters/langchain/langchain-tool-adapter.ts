@@ -4,11 +4,24 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
-import type { StructuredToolInterface, ToolRunnableConfig } from '@langchain/core/tools';
+import type { ToolRunnableConfig } from '@langchain/core/tools';
 import { ToolInputParsingException } from '@langchain/core/tools';
 import { ToolError, isToolbusError, validateToolName } from '../../tools/index.js';
-import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema , ToolbusError} from '../../tools/index.js';
+import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema, ToolbusError } from '../../tools/index.js';
 import { objectSchemaOf } from './object-schema.js';
+
+/**
+ * What {@link LangChainToolAdapter} needs of a LangChain tool: a `StructuredTool` subclass, a
+ * `DynamicStructuredTool` or a `tool()` result all fit (also one whose JSON schema literal is not typed
+ * `as const`, which `LangChainToolLike` would refuse).
+ */
+export interface LangChainToolLike {
+  name: string;
+  description: string;
+  /** A zod (v3 or v4) object schema or a JSON Schema object. */
+  readonly schema: unknown;
+  invoke(input: never, config?: ToolRunnableConfig): Promise<unknown>;
+}
 
 /** Options of {@link LangChainToolAdapter}. */
 export interface LangChainToolAdapterOptions {
@@ -57,7 +70,7 @@ export class LangChainToolAdapter implements Tool {
   readonly schema: ToolSchema;
   /** Side-effect hints, when given. */
   readonly annotations?: ToolAnnotations;
-  readonly #tool: StructuredToolInterface;
+  readonly #tool: LangChainToolLike;
   readonly #callbacks: Callbacks | undefined;
   readonly #tags: string[] | undefined;
 
@@ -65,7 +78,7 @@ export class LangChainToolAdapter implements Tool {
    * @throws ToolbusError `invalid-name` when the name does not match `^[a-zA-Z0-9_-]{1,64}$` (pass
    *   `options.name`), `invalid-schema` when the tool's schema is not an object schema.
    */
-  constructor(tool: StructuredToolInterface, options: LangChainToolAdapterOptions = {}) {
+  constructor(tool: LangChainToolLike, options: LangChainToolAdapterOptions = {}) {
     const name = options.name ?? tool.name;
     validateToolName(name);
     const owner = `LangChain tool '${tool.name}'`;
@@ -84,7 +97,7 @@ export class LangChainToolAdapter implements Tool {
   }
 
   /** The wrapped LangChain tool. */
-  get langChainTool(): StructuredToolInterface {
+  get langChainTool(): LangChainToolLike {
     return this.#tool;
   }
 
