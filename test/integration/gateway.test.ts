@@ -1,0 +1,231 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { FunctionTool, LiveToolSet, MemoryConfigStore, ToolbusError } from '../../src/index.js';
+import { createGateway, isLoopbackHost, type GatewayAgent } from '../../src/gateway/index.js';
+
+const echo = new FunctionTool(async ({ text }: { text: string }) => `echo: ${text}`, {
+  name: 'echo',
+  description: 'Echo the text',
+  parameters: z.object({ text: z.string().describe('What to echo') }),
+});
+const boom = new FunctionTool(
+  async () => {
+    throw new Error('the tool broke');
+  },
+  { name: 'boom', description: 'Always fails', parameters: z.object({}) },
+);
+const whoami = new FunctionTool(async (_args: Record<string, never>, ctx) => `user=${ctx.user ?? '-'}`, {
+  name: 'whoami',
+  description: 'Returns the caller',
+  parameters: z.object({}),
+});
+
+const scriptedAgent: GatewayAgent = {
+  async ask(question, { user, onEvent }) {
+    onEvent?.({ type: 'thought', content: `I should echo for ${user}` });
+    onEvent?.({ type: 'observation', content: `echo: ${question}` });
+    return `answer to ${question}`;
+  },
+};
+
+async function start(
+  t: { after: (fn: () => Promise<void>) => void },
+  extra: Partial<Parameters<typeof createGateway>[0]> = {},
+) {
+  const store = new MemoryConfigStore();
+  const gateway = createGateway({
+    tools: new LiveToolSet([echo, boom, whoami]),
+    store,
+    maxBodyBytes: 1024,
+    ...extra,
+  });
+  const url = await gateway.listen({ port: 0 });
+  t.after(async () => {
+    await gateway.close();
+    await store.close();
+  });
+  return { url, store };
+}
+
+async function json(response: Response): Promise<Record<string, unknown>> {
+  return (await response.json()) as Record<string, unknown>;
+}
+
+describe('HTTP gateway', () => {
+  test('health, tool list and invoke return JSON', async (t) => {
+    const { url } = await start(t);
+    const health = await json(await fetch(`${url}/api/v1/health`));
+    assert.equal(health.status, 'ok');
+    assert.equal(health.tools, 3);
+
+    const list = (await json(await fetch(`${url}/api/v1/tools`))) as {
+      tools: { name: string; parameters: unknown }[];
+    };
+    assert.deepEqual(
+      list.tools.map((x) => x.name),
+      ['echo', 'boom', 'whoami'],
+    );
+    const res = await fetch(`${url}/api/v1/tools/echo/invoke`, { method: 'POST', body: '{"text":"hi"}' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(
+      { ...(await json(res)), callId: 'x' },
+      { name: 'echo', callId: 'x', content: 'echo: hi', isError: false },
+    );
+  });
+
+  test('tool errors come back as results with the error text and code', async (t) => {
+    const { url } = await start(t);
+    const bad = await json(
+      await fetch(`${url}/api/v1/tools/echo/invoke`, { method: 'POST', body: '{"text":5}' }),
+    );
+    assert.equal(bad.isError, true);
+    assert.equal(bad.code, 'invalid-arguments');
+    assert.match(String(bad.content), /text/);
+    const thrown = await json(await fetch(`${url}/api/v1/tools/boom/invoke`, { method: 'POST', body: '{}' }));
+    assert.equal(thrown.isError, true);
+    assert.match(String(thrown.content), /the tool broke/);
+  });
+
+  test('the user comes from the request, not from the arguments', async (t) => {
+    const { url } = await start(t);
+    const r = await json(
+      await fetch(`${url}/api/v1/tools/whoami/invoke?user=alice`, { method: 'POST', body: '{}' }),
+    );
+    assert.equal(r.content, 'user=alice');
+  });
+
+  test('bad requests get 4xx JSON that says what to fix', async (t) => {
+    const { url } = await start(t);
+    const unknown = await fetch(`${url}/api/v1/tools/nope/invoke`, { method: 'POST', body: '{}' });
+    assert.equal(unknown.status, 404);
+    const u = (await json(unknown)) as { error: { code: string; message: string } };
+    assert.equal(u.error.code, 'unknown-tool');
+    assert.match(u.error.message, /available tools: echo, boom, whoami/);
+
+    const malformed = await fetch(`${url}/api/v1/tools/echo/invoke`, { method: 'POST', body: '{"text":' });
+    assert.equal(malformed.status, 400);
+    assert.match(((await json(malformed)) as { error: { message: string } }).error.message, /not valid JSON/);
+
+    const notObject = await fetch(`${url}/api/v1/tools/echo/invoke`, { method: 'POST', body: '[1,2]' });
+    assert.equal(notObject.status, 400);
+    assert.match(((await json(notObject)) as { error: { message: string } }).error.message, /JSON object/);
+
+    const big = await fetch(`${url}/api/v1/tools/echo/invoke`, {
+      method: 'POST',
+      body: JSON.stringify({ text: 'x'.repeat(5000) }),
+    });
+    assert.equal(big.status, 413);
+    assert.match(((await json(big)) as { error: { message: string } }).error.message, /limit is 1024 bytes/);
+
+    const method = await fetch(`${url}/api/v1/tools`, { method: 'DELETE' });
+    assert.equal(method.status, 405);
+    const route = await fetch(`${url}/api/v2/nothing`);
+    assert.equal(route.status, 404);
+    const noQuestion = await fetch(`${url}/api/v1/agent`, { method: 'POST', body: '{}' });
+    assert.equal(noQuestion.status, 400);
+    assert.match(((await json(noQuestion)) as { error: { message: string } }).error.message, /"question"/);
+  });
+
+  test('without an agent, /agent answers 503 with how to configure a model', async (t) => {
+    const { url } = await start(t, { agentUnavailableMessage: 'set OPENAI_API_KEY' });
+    const res = await fetch(`${url}/api/v1/agent`, { method: 'POST', body: '{"question":"hi"}' });
+    assert.equal(res.status, 503);
+    const body = (await json(res)) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'no-model');
+    assert.match(body.error.message, /OPENAI_API_KEY/);
+  });
+
+  test('the agent answers as JSON, or as server-sent events in order', async (t) => {
+    const { url } = await start(t, { agent: scriptedAgent });
+    const plain = await json(
+      await fetch(`${url}/api/v1/agent`, { method: 'POST', body: '{"question":"q1"}' }),
+    );
+    assert.deepEqual(plain, { answer: 'answer to q1' });
+
+    const res = await fetch(`${url}/api/v1/agent`, {
+      method: 'POST',
+      headers: { accept: 'text/event-stream' },
+      body: '{"question":"q2","user":"bob"}',
+    });
+    assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
+    const text = await res.text();
+    const events = text
+      .trim()
+      .split('\n\n')
+      .map((block) => {
+        const [eventLine, dataLine] = block.split('\n');
+        return {
+          event: eventLine!.slice('event: '.length),
+          data: JSON.parse(dataLine!.slice('data: '.length)) as unknown,
+        };
+      });
+    assert.deepEqual(events, [
+      { event: 'thought', data: { type: 'thought', content: 'I should echo for bob' } },
+      { event: 'observation', data: { type: 'observation', content: 'echo: q2' } },
+      { event: 'answer', data: { type: 'answer', content: 'answer to q2' } },
+    ]);
+  });
+
+  test('config routes put, get, list and delete items, with JSON errors', async (t) => {
+    const { url } = await start(t);
+    const put = await fetch(`${url}/api/v1/config/tool/echo2`, {
+      method: 'PUT',
+      body: '{"type":"function","name":"echo"}',
+    });
+    assert.equal(put.status, 200);
+    const got = await json(await fetch(`${url}/api/v1/config/tool/echo2`));
+    assert.deepEqual(got.value, { type: 'function', name: 'echo' });
+    const list = (await json(await fetch(`${url}/api/v1/config/tool`))) as { items: { key: string }[] };
+    assert.deepEqual(
+      list.items.map((i) => i.key),
+      ['echo2'],
+    );
+    const badJson = await fetch(`${url}/api/v1/config/tool/x`, { method: 'PUT', body: '{"a":' });
+    assert.equal(badJson.status, 400);
+    assert.equal(((await json(badJson)) as { error: { code: string } }).error.code, 'invalid-config');
+    const conflict = await fetch(`${url}/api/v1/config/tool/echo2?ifRevision=0`, {
+      method: 'PUT',
+      body: '{}',
+    });
+    assert.equal(conflict.status, 409);
+    const del = await fetch(`${url}/api/v1/config/tool/echo2`, { method: 'DELETE' });
+    assert.equal(del.status, 200);
+    const missing = await fetch(`${url}/api/v1/config/tool/echo2`);
+    assert.equal(missing.status, 404);
+  });
+
+  test('a token is required on every route but health', async (t) => {
+    const { url } = await start(t, { token: 's3cret' });
+    assert.equal((await fetch(`${url}/api/v1/health`)).status, 200);
+    const denied = await fetch(`${url}/api/v1/tools`);
+    assert.equal(denied.status, 401);
+    assert.match(
+      ((await json(denied)) as { error: { message: string } }).error.message,
+      /Authorization: Bearer/,
+    );
+    assert.equal(
+      (await fetch(`${url}/api/v1/tools`, { headers: { authorization: 'Bearer wrong' } })).status,
+      401,
+    );
+    assert.equal(
+      (await fetch(`${url}/api/v1/tools`, { headers: { authorization: 'Bearer s3cret' } })).status,
+      200,
+    );
+  });
+
+  test('listening beyond loopback without a token is refused with the reason', async () => {
+    const gateway = createGateway({ tools: new LiveToolSet([echo]) });
+    await assert.rejects(gateway.listen({ host: '0.0.0.0', port: 0 }), (error: unknown) => {
+      assert.ok(error instanceof ToolbusError);
+      assert.equal(error.code, 'usage');
+      assert.match(error.message, /TOOLBUS_TOKEN/);
+      return true;
+    });
+    await gateway.close();
+    assert.equal(isLoopbackHost('127.0.0.1'), true);
+    assert.equal(isLoopbackHost('::1'), true);
+    assert.equal(isLoopbackHost('localhost'), true);
+    assert.equal(isLoopbackHost('10.0.0.1'), false);
+  });
+});
