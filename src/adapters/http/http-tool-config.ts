@@ -48,7 +48,7 @@ export interface HttpToolConfig {
   return_type?: 'text' | 'json';
   /** Seconds, as in AutoGen. @default 5 */
   timeout?: number;
-  /** @default 1 048 576 */
+  /** @default DEFAULT_HTTP_MAX_RESPONSE_BYTES (1 048 576) */
   max_response_bytes?: number;
   /** @default any host */
   allowed_hosts?: string[];

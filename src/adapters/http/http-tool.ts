@@ -37,9 +37,9 @@ export type HttpReturnType = (typeof HttpReturnType)[keyof typeof HttpReturnType
 /** AutoGen's default timeout (5 s). */
 export const DEFAULT_HTTP_TIMEOUT_MS = 5_000;
 /** Responses larger than this are refused with `too-large` (1 MiB). */
-export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
+export const DEFAULT_HTTP_MAX_RESPONSE_BYTES = 1_048_576;
 /** Redirects followed before the call fails. */
-export const DEFAULT_MAX_REDIRECTS = 5;
+export const DEFAULT_HTTP_MAX_REDIRECTS = 5;
 /** How much of an error response's body goes into the error message. */
 const ERROR_EXCERPT_BYTES = 512;
 
@@ -87,7 +87,7 @@ export interface HttpToolOptions {
   returnType?: HttpReturnType;
   /** Time allowed for the whole call, body included. @default DEFAULT_HTTP_TIMEOUT_MS (5 000) */
   timeoutMs?: number;
-  /** Larger responses fail with `too-large`; reading stops at the cap. @default DEFAULT_MAX_RESPONSE_BYTES */
+  /** Larger responses fail with `too-large`; reading stops at the cap. @default DEFAULT_HTTP_MAX_RESPONSE_BYTES */
   maxResponseBytes?: number;
   /**
    * Hosts the tool may call, including after redirects: exact names or `*.example.com`. A configured
@@ -95,7 +95,7 @@ export interface HttpToolOptions {
    * @default undefined (any host)
    */
   allowedHosts?: readonly string[];
-  /** Redirects followed (each one checked against `allowedHosts`). @default DEFAULT_MAX_REDIRECTS (5) */
+  /** Redirects followed (each one checked against `allowedHosts`). @default DEFAULT_HTTP_MAX_REDIRECTS (5) */
   maxRedirects?: number;
   /** Where `{ env }` header values are read. @default process.env */
   env?: HeaderEnvironment;
@@ -198,12 +198,12 @@ export class HttpTool extends BaseTool {
       timeoutMs: checkPositive(options.timeoutMs, DEFAULT_HTTP_TIMEOUT_MS, 'timeoutMs', owner),
       maxResponseBytes: checkPositive(
         options.maxResponseBytes,
-        DEFAULT_MAX_RESPONSE_BYTES,
+        DEFAULT_HTTP_MAX_RESPONSE_BYTES,
         'maxResponseBytes',
         owner,
       ),
       allowedHosts,
-      maxRedirects: checkNonNegative(options.maxRedirects, DEFAULT_MAX_REDIRECTS, 'maxRedirects', owner),
+      maxRedirects: checkNonNegative(options.maxRedirects, DEFAULT_HTTP_MAX_REDIRECTS, 'maxRedirects', owner),
       env: options.env ?? process.env,
     };
   }

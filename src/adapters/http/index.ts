@@ -7,8 +7,8 @@ export {
   HttpMethod,
   HttpReturnType,
   DEFAULT_HTTP_TIMEOUT_MS,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_MAX_REDIRECTS,
+  DEFAULT_HTTP_MAX_RESPONSE_BYTES,
+  DEFAULT_HTTP_MAX_REDIRECTS,
 } from './http-tool.js';
 export type { HttpToolOptions, HttpToolParameters } from './http-tool.js';
 export { HttpStatusError } from './http-status-error.js';
