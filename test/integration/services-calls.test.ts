@@ -1,0 +1,393 @@
+/**
+ * Client and service behaviour over a MemoryBus: failures, timeouts, cancellation, replicas, capacity,
+ * graceful stop, dropped responses.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemoryBus } from '../../src/bus/index.js';
+import {
+  DynamicToolService,
+  RemoteToolError,
+  ToolServiceClient,
+  type DynamicToolServiceOptions,
+} from '../../src/services/index.js';
+import { ToolError, ToolbusError } from '../../src/tools/index.js';
+import { foreignCall } from '../support/foreign-peer.js';
+
+const queues = { requestQueue: 'request:tg:calls', responseQueue: 'response:tg:calls' };
+
+async function setup(
+  t: { after: (fn: () => unknown) => void },
+  invoke: DynamicToolServiceOptions['invoke'],
+  extra: Partial<DynamicToolServiceOptions> = {},
+): Promise<{ bus: MemoryBus; service: DynamicToolService; client: ToolServiceClient }> {
+  const bus = new MemoryBus();
+  const service = new DynamicToolService({ bus, ...queues, invoke, ...extra });
+  await service.start();
+  const client = new ToolServiceClient(bus, queues);
+  t.after(async () => {
+    await client.close();
+    await service.stop({ signal: AbortSignal.abort() });
+    await bus.close();
+  });
+  return { bus, service, client };
+}
+
+/** Resolves when `signal` aborts (bounded by the test timeout). */
+const aborted = (signal: AbortSignal): Promise<unknown> =>
+  new Promise((resolve) => {
+    if (signal.aborted) resolve(signal.reason);
+    else signal.addEventListener('abort', () => resolve(signal.reason), { once: true });
+  });
+
+describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => {
+  test('a service that throws gives the caller a tool-error with the remote type and message', async (t) => {
+    const { client } = await setup(t, () => {
+      throw new Error('the joke database is on fire');
+    });
+    await assert.rejects(client.call('alice', {}, {}), (e: unknown) => {
+      assert.ok(e instanceof RemoteToolError);
+      assert.equal(e.code, 'tool-error');
+      assert.equal(e.remoteType, 'tool-service-error');
+      assert.match(e.message, /tool-service-error.*the joke database is on fire/);
+      return true;
+    });
+    assert.equal(client.pendingCount, 0);
+  });
+
+  test('a slow service hits the timeout; the service sees its signal abort', async (t) => {
+    let sawAbort!: (reason: unknown) => void;
+    const serviceAborted = new Promise<unknown>((r) => (sawAbort = r));
+    const { client, service } = await setup(t, async (_u, _c, _a, ctx) => {
+      sawAbort(await aborted(ctx.signal));
+      return 'too late';
+    });
+    await assert.rejects(client.call('alice', {}, {}, { timeoutMs: 50 }), (e: unknown) => {
+      assert.ok(e instanceof ToolError);
+      assert.equal(e.code, 'timeout');
+      assert.match(e.message, /no response within 50 ms/);
+      return true;
+    });
+    const reason = await serviceAborted;
+    assert.ok(reason instanceof ToolbusError);
+    assert.equal(client.pendingCount, 0);
+    assert.equal(client.stats().timedOut, 1);
+    // The service's late error response is dropped as late, never resolving anything.
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(client.stats().dropped.late, 1);
+    assert.equal(service.stats().inFlight, 0);
+  });
+
+  test('cancelling with a signal rejects with cancelled (or the ToolbusError reason) and aborts the service', async (t) => {
+    const reasons: unknown[] = [];
+    const { client } = await setup(t, async (_u, _c, _a, ctx) => {
+      reasons.push(await aborted(ctx.signal));
+      return 'x';
+    });
+    const controller = new AbortController();
+    const call = client.call('alice', {}, {}, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('user pressed stop')), 5);
+    await assert.rejects(call, (e: unknown) => {
+      assert.ok(e instanceof ToolError);
+      assert.equal(e.code, 'cancelled');
+      assert.equal((e.cause as Error).message, 'user pressed stop');
+      return true;
+    });
+    const custom = new ToolbusError('cancelled', 'the agent gave up');
+    await assert.rejects(
+      client.call('alice', {}, {}, { signal: AbortSignal.abort(custom) }),
+      (e: unknown) => e === custom,
+    );
+    for (let i = 0; i < 50 && reasons.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(reasons.length, 1);
+    assert.equal(client.pendingCount, 0);
+  });
+
+  test('leaving a stream early cancels the remote call mid-stream', async (t) => {
+    let sawAbort!: () => void;
+    const serviceAborted = new Promise<void>((r) => (sawAbort = r));
+    let written = 0;
+    const { client, service } = await setup(t, async (_u, _c, _a, ctx) => {
+      ctx.signal.addEventListener('abort', () => sawAbort(), { once: true });
+      for (let i = 0; i < 1000 && !ctx.signal.aborted; i++) {
+        await ctx.write(`chunk-${i} `);
+        written++;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      return 'done';
+    });
+    const got: string[] = [];
+    for await (const chunk of client.stream('alice', {}, {})) {
+      got.push(chunk);
+      if (got.length === 3) break;
+    }
+    assert.deepEqual(got, ['chunk-0 ', 'chunk-1 ', 'chunk-2 ']);
+    await serviceAborted;
+    assert.ok(written < 1000);
+    assert.equal(client.pendingCount, 0);
+    for (let i = 0; i < 50 && service.stats().inFlight > 0; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(service.stats().cancelled, 1);
+  });
+
+  test('a stream can be iterated once; a second iteration fails clearly', async (t) => {
+    const { client } = await setup(t, () => 'one');
+    const stream = client.stream('alice', {}, {});
+    const chunks: string[] = [];
+    for await (const c of stream) chunks.push(c);
+    assert.deepEqual(chunks, ['one']);
+    assert.throws(
+      () => stream[Symbol.asyncIterator](),
+      (e: unknown) => e instanceof ToolbusError && e.code === 'usage' && /iterated once/.test(e.message),
+    );
+  });
+
+  test('two replicas share the load: each request is handled exactly once', async (t) => {
+    const bus = new MemoryBus();
+    const handled = new Map<number, string[]>();
+    const replicas = ['r1', 'r2'].map(
+      (name) =>
+        new DynamicToolService({
+          bus,
+          ...queues,
+          invoke: async (_u, _c, args) => {
+            const n = args['n'] as number;
+            handled.set(n, [...(handled.get(n) ?? []), name]);
+            await new Promise((r) => setTimeout(r, 1));
+            return `${name}:${n}`;
+          },
+        }),
+    );
+    for (const r of replicas) await r.start();
+    const client = new ToolServiceClient(bus, queues);
+    t.after(async () => {
+      await client.close();
+      for (const r of replicas) await r.stop();
+      await bus.close();
+    });
+    const results = await Promise.all(Array.from({ length: 200 }, (_, n) => client.call('u', {}, { n })));
+    assert.equal(handled.size, 200);
+    for (const [, by] of handled) assert.equal(by.length, 1);
+    const counts = replicas.map((r) => r.stats().completed);
+    assert.equal(counts[0]! + counts[1]!, 200);
+    assert.ok(counts[0]! > 0 && counts[1]! > 0, `both replicas served: ${counts.join(', ')}`);
+    results.forEach((r, n) => assert.match(r, new RegExp(`^r[12]:${n}$`)));
+  });
+
+  test('cancellation reaches the replica running the call, whichever it is', async (t) => {
+    const bus = new MemoryBus();
+    const abortedBy: string[] = [];
+    const started: string[] = [];
+    const replicas = ['r1', 'r2'].map(
+      (name) =>
+        new DynamicToolService({
+          bus,
+          ...queues,
+          invoke: async (_u, _c, _a, ctx) => {
+            started.push(name);
+            await aborted(ctx.signal);
+            abortedBy.push(name);
+            return 'x';
+          },
+        }),
+    );
+    for (const r of replicas) await r.start();
+    const client = new ToolServiceClient(bus, queues);
+    t.after(async () => {
+      await client.close();
+      for (const r of replicas) await r.stop({ signal: AbortSignal.abort() });
+      await bus.close();
+    });
+    const controller = new AbortController();
+    const calls = [0, 1].map((n) => client.call('u', {}, { n }, { signal: controller.signal }));
+    for (let i = 0; i < 100 && started.length < 2; i++) await new Promise((r) => setTimeout(r, 2));
+    assert.deepEqual([...started].sort(), ['r1', 'r2']);
+    controller.abort();
+    for (const call of calls)
+      await assert.rejects(call, (e: unknown) => (e as ToolError).code === 'cancelled');
+    for (let i = 0; i < 100 && abortedBy.length < 2; i++) await new Promise((r) => setTimeout(r, 2));
+    assert.deepEqual([...abortedBy].sort(), ['r1', 'r2']);
+  });
+
+  test('over capacity the service answers too-many-requests instead of queueing without bound', async (t) => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { client, service } = await setup(
+      t,
+      async () => {
+        await gate;
+        return 'ok';
+      },
+      { concurrency: 1, maxQueued: 1 },
+    );
+    const calls = [0, 1, 2].map((n) => client.call('u', {}, { n }));
+    const third = await calls[2]!.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(third instanceof RemoteToolError);
+    assert.equal(third.remoteType, 'too-many-requests');
+    assert.match(third.message, /at capacity \(1 running, 1 queued\)/);
+    release();
+    assert.deepEqual(await Promise.all(calls.slice(0, 2)), ['ok', 'ok']);
+    assert.equal(service.stats().rejected, 1);
+  });
+
+  test('stop() is graceful: finishes calls in flight, takes no new ones', async (t) => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const { client, service } = await setup(t, async () => {
+      started();
+      await gate;
+      return 'finished';
+    });
+    const inFlight = client.call('u', {}, {});
+    await running;
+    let stopped = false;
+    const stopping = service.stop().then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 5));
+    assert.equal(stopped, false);
+    await assert.rejects(client.call('u', {}, {}), (e: unknown) => (e as ToolError).code === 'unavailable');
+    release();
+    assert.equal(await inFlight, 'finished');
+    await stopping;
+    assert.equal(stopped, true);
+    await service.stop();
+    await assert.rejects(service.start(), (e: unknown) => (e as ToolbusError).code === 'closed');
+  });
+
+  test('fails fast with unavailable when no service listens', { timeout: 5_000 }, async (t) => {
+    const bus = new MemoryBus();
+    const client = new ToolServiceClient(bus, {
+      requestQueue: 'request:tg:nobody',
+      responseQueue: 'response:tg:nobody',
+    });
+    t.after(async () => {
+      await client.close();
+      await bus.close();
+    });
+    await assert.rejects(client.call('u', {}, {}), (e: unknown) => {
+      assert.ok(e instanceof ToolError);
+      assert.equal(e.code, 'unavailable');
+      assert.match(e.message, /nothing is subscribed to request queue 'request:tg:nobody'/);
+      return true;
+    });
+    assert.equal(client.pendingCount, 0);
+  });
+
+  test('a request whose deadline has passed is skipped with deadline-exceeded', async (t) => {
+    let calls = 0;
+    const { bus, service } = await setup(t, () => {
+      calls++;
+      return 'x';
+    });
+    const responses = await foreignCall(bus, queues, '{"user":"u","config":"{}","arguments":"{}"}', {
+      id: 'old',
+      deadline: String(Date.now() - 1_000),
+    });
+    assert.match(responses[0]!.text, /"type":"deadline-exceeded"/);
+    assert.equal(calls, 0);
+    assert.equal(service.stats().expired, 1);
+  });
+
+  test('duplicate, late and unknown-id responses are dropped and counted, never resolving the wrong call', async (t) => {
+    const bus = new MemoryBus();
+    const ids: string[] = [];
+    await bus.subscribe(
+      queues.requestQueue,
+      async (m) => {
+        const id = m.properties['id']!;
+        ids.push(id);
+        const body = JSON.parse(new TextDecoder().decode(m.body)) as { arguments: string };
+        const args = JSON.parse(body.arguments) as { mode: string };
+        if (args.mode === 'slow') return; // never answers: the call times out
+        const reply = `{"error":null,"response":"for-${id}","end_of_stream":true}`;
+        await bus.publish(queues.responseQueue, reply, { id });
+        await bus.publish(queues.responseQueue, reply, { id }); // duplicate
+      },
+      { group: 'g' },
+    );
+    const client = new ToolServiceClient(bus, queues);
+    t.after(async () => {
+      await client.close();
+      await bus.close();
+    });
+    const first = await client.call('u', {}, { mode: 'twice' });
+    assert.equal(first, `for-${ids[0]}`);
+    await assert.rejects(
+      client.call('u', {}, { mode: 'slow' }, { timeoutMs: 20 }),
+      (e: unknown) => (e as ToolError).code === 'timeout',
+    );
+    await bus.publish(queues.responseQueue, '{"error":null,"response":"late","end_of_stream":true}', {
+      id: ids[1]!,
+    });
+    await bus.publish(queues.responseQueue, '{"error":null,"response":"?","end_of_stream":true}', {
+      id: `${ids[0]}zz`,
+    });
+    await bus.publish(queues.responseQueue, '{"error":null,"response":"?","end_of_stream":true}', {});
+    await bus.publish(queues.responseQueue, '{"error":null,"response":"x","end_of_stream":true}', {
+      id: 'someone-else',
+    });
+    const second = await client.call('u', {}, { mode: 'twice' });
+    assert.equal(second, `for-${ids[2]}`);
+    await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(client.stats().dropped, { late: 1, duplicate: 2, unknown: 1, malformed: 1 });
+    assert.equal(client.stats().foreign, 1);
+    assert.equal(client.pendingCount, 0);
+  });
+
+  test('many clients share one response queue; each gets only its own replies', async (t) => {
+    const { bus } = await setup(t, async (user, _c, args) => {
+      await new Promise((r) => setTimeout(r, 1));
+      return `${user}:${String(args['n'])}`;
+    });
+    const clients = ['a', 'b', 'c'].map(() => new ToolServiceClient(bus, queues));
+    t.after(() => Promise.all(clients.map((c) => c.close())));
+    const results = await Promise.all(
+      clients.flatMap((c, ci) => Array.from({ length: 30 }, (_, n) => c.call(`user${ci}`, {}, { n }))),
+    );
+    results.forEach((r, i) => assert.equal(r, `user${Math.floor(i / 30)}:${i % 30}`));
+    for (const c of clients) {
+      assert.equal(c.stats().foreign, 60);
+      assert.deepEqual(c.stats().dropped, { late: 0, duplicate: 0, unknown: 0, malformed: 0 });
+      assert.equal(c.pendingCount, 0);
+    }
+  });
+
+  test('close() rejects pending calls with cancelled and tells the service; later calls reject closed', async (t) => {
+    let sawAbort!: () => void;
+    const serviceAborted = new Promise<void>((r) => (sawAbort = r));
+    const { client } = await setup(t, async (_u, _c, _a, ctx) => {
+      await aborted(ctx.signal);
+      sawAbort();
+      return 'x';
+    });
+    const pending = client.call('u', {}, {});
+    await new Promise((r) => setTimeout(r, 5));
+    await client.close();
+    await client.close();
+    await assert.rejects(pending, (e: unknown) => (e as ToolError).code === 'cancelled');
+    await serviceAborted;
+    await assert.rejects(client.call('u', {}, {}), (e: unknown) => (e as ToolError).code === 'closed');
+    assert.equal(client.pendingCount, 0);
+  });
+
+  test('bad options fail with invalid-config', () => {
+    const bus = new MemoryBus();
+    assert.throws(
+      () => new DynamicToolService({ bus, topic: 'x', concurrency: 0 }),
+      (e: unknown) =>
+        e instanceof ToolbusError && e.code === 'invalid-config' && /'concurrency'/.test(e.message),
+    );
+    assert.throws(
+      () => new ToolServiceClient(bus, { requestQueue: 'bad queue', responseQueue: 'r' }),
+      (e: unknown) => e instanceof ToolbusError && e.code === 'invalid-config',
+    );
+    assert.throws(
+      () => new ToolServiceClient(bus, { ...queues, timeoutMs: -1 }),
+      (e: unknown) =>
+        e instanceof ToolbusError && e.code === 'invalid-config' && /'timeoutMs'/.test(e.message),
+    );
+  });
+});
