@@ -69,3 +69,13 @@ export type {
   ToolServiceToolResult,
   ToolServiceToolOptions,
 } from './tool-service-tool.js';
+export {
+  startAnnouncer,
+  requestAnnouncements,
+  decodeAnnouncement,
+  TOOL_DESCRIPTORS_TOPIC,
+  DEFAULT_ANNOUNCE_TTL_MS,
+  DEFAULT_ANNOUNCE_HEARTBEAT_MS,
+  AnnouncementKind,
+} from './announcements.js';
+export type { Announcement, Announcer, AnnouncerOptions } from './announcements.js';

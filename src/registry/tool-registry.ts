@@ -1,0 +1,603 @@
+/**
+ * @module `ToolRegistry`: turns config items (and self-announced services) into a live tool set that
+ * follows every change without a restart.
+ */
+import type { BusSubscription, MessageBus } from '../bus/index.js';
+import type { ConfigChange, ConfigStore } from '../config/index.js';
+import type { ChatCompletionClient } from '../models/index.js';
+import type { JsonObject, JsonValue } from '../schema/index.js';
+import {
+  TOOL_DESCRIPTORS_TOPIC,
+  ToolServiceClientCache,
+  decodeAnnouncement,
+  parseToolServiceDescriptor,
+  requestAnnouncements,
+} from '../services/index.js';
+import { LiveToolSet, ToolbusError, isToolbusError, validateToolName } from '../tools/index.js';
+import type { Tool, ToolSetOptions, ToolSet } from '../tools/index.js';
+import {
+  TOOL_TYPE_PROVIDERS,
+  functionToolType,
+  toolServiceToolType,
+  toolTypeOf,
+} from './builtin-tool-types.js';
+import { promptToolType, textCompletionToolType } from './model-tools.js';
+import type { RegistryProblem, ToolTypeContext, ToolTypeFactory } from './tool-type.js';
+
+/** How long the registry waits for more changes before rebuilding the tool set, by default. */
+export const DEFAULT_REGISTRY_DEBOUNCE_MS = 25;
+/** How long the registry waits before watching the store again after the watch failed, by default. */
+export const DEFAULT_REGISTRY_RETRY_MS = 1_000;
+
+/** Options of {@link ToolRegistry}. */
+export interface ToolRegistryOptions {
+  /** Where the `tool`, `tool-service`, `mcp`, `prompt` … items live. */
+  store: ConfigStore;
+  /** The bus `tool-service` tools call through and announcements arrive on. @default none */
+  bus?: MessageBus;
+  /** The model `text-completion` and `prompt` tools call. @default none */
+  model?: ChatCompletionClient;
+  /** Tools registered in code, which `function` items refer to by name. @default none */
+  functions?: Iterable<Tool>;
+  /**
+   * Tool types besides the built-in ones (`tool-service`, `text-completion`, `prompt`, `function`), keyed
+   * by the item's `type`, e.g. `{ http: httpToolType(), 'mcp-tool': mcpToolType() }`. A type given here
+   * replaces a built-in one of the same name. @default {}
+   */
+  toolTypes?: Record<string, ToolTypeFactory>;
+  /** Listen to self-announcing services on the bus. @default true when `bus` is given */
+  announcements?: boolean;
+  /** Options of every ToolSet the registry builds (timeouts, output cap, hooks). @default {} */
+  toolSetOptions?: ToolSetOptions;
+  /** Clients for `tool-service` tools; share one cache between registries. @default a cache of its own */
+  clients?: ToolServiceClientCache;
+  /** Changes arriving within this time are applied together. @default DEFAULT_REGISTRY_DEBOUNCE_MS (25) */
+  debounceMs?: number;
+  /** Wait before re-watching a failed store. @default DEFAULT_REGISTRY_RETRY_MS (1000) */
+  retryMs?: number;
+  /** The clock for announcement time-to-live, in epoch milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+/** What {@link ToolRegistry.onChange} listeners receive after the tool set changed. */
+export interface RegistryChange {
+  /** The new set (already live). */
+  tools: ToolSet;
+  /** Names that appeared. */
+  added: string[];
+  /** Names that went. */
+  removed: string[];
+  problems: readonly RegistryProblem[];
+}
+
+interface StoredItem {
+  value: JsonValue;
+  revision: number;
+}
+
+interface Built {
+  descriptorJson: string;
+  /** `type/key` → JSON of what lookup returned (undefined: absent). */
+  lookups: Map<string, { type: string; key: string; json: string | undefined }>;
+  tool: Tool;
+  warnings: string[];
+  controller: AbortController;
+}
+
+interface Instance {
+  serviceId: string;
+  service: JsonObject;
+  tools: JsonObject[];
+  json: string;
+  expiresAt: number;
+  seq: number;
+}
+
+/**
+ * Builds a live {@link ToolSet} (`registry.tools`, a `LiveToolSet`) from config and keeps it current.
+ *
+ * - **Each item on its own.** Every `tool` item is validated and built alone. A bad one is skipped and
+ *   listed in {@link problems} (`{ key: 'tool/tell-joke', message }`); the good ones stay live. There is
+ *   no all-or-nothing reload.
+ * - **Any change, any order.** The registry keeps a full copy of the config and rebuilds from all of it
+ *   after every change, so changing only `tool-service` items never wipes tools and changing only `tool`
+ *   items is never rejected for lack of services (TrustGraph's partial-type reload bugs). A tool whose
+ *   service arrives later goes live when it does; deleting a service takes its tools out (reported).
+ *   Tools whose item and looked-up items did not change are reused, not rebuilt.
+ * - **Atomic swap.** The new set replaces the old one in one step (`LiveToolSet.replace`). A call in
+ *   flight finishes on the set it started with; the next agent step sees the new set.
+ * - **Self-announcing services.** With a bus, the registry listens on `tool-descriptors` and, at
+ *   {@link start}, asks every service to announce at once. Announced tools appear at once and are
+ *   withdrawn when the last instance of their service says goodbye or its heartbeat lapses (its TTL).
+ *   **On a name conflict, config wins over announcements**: an announced tool whose name a config tool
+ *   already uses is left out (reported as a warning). A config `tool-service` item also wins over an
+ *   announced service of the same id for config tools; announced tools always use their own service.
+ *
+ * @example
+ * ```ts
+ * const registry = new ToolRegistry({ store, bus, model, toolTypes: { http: httpToolType() } });
+ * await registry.start();
+ * const agent = new ToolUseAgent({ model, tools: registry.tools });
+ * for (const p of registry.problems()) console.warn(`${p.key}: ${p.message}`);
+ * ```
+ */
+export class ToolRegistry {
+  /** The live tool set; pass it to an agent, which reads it at each step. */
+  readonly tools: LiveToolSet;
+  readonly #store: ConfigStore;
+  readonly #bus: MessageBus | undefined;
+  readonly #model: ChatCompletionClient | undefined;
+  readonly #factories: Map<string, ToolTypeFactory>;
+  readonly #useAnnouncements: boolean;
+  readonly #debounceMs: number;
+  readonly #retryMs: number;
+  readonly #now: () => number;
+  readonly #clients: ToolServiceClientCache | undefined;
+  readonly #ownsClients: boolean;
+
+  #config = new Map<string, Map<string, StoredItem>>();
+  #built = new Map<string, Built>();
+  #instances = new Map<string, Instance>();
+  #seq = 0;
+  #problems: RegistryProblem[] = [];
+  #storeProblem: RegistryProblem | undefined;
+  #announcementProblems = new Map<string, RegistryProblem>();
+  readonly #listeners = new Set<(change: RegistryChange) => void>();
+
+  #started: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+  readonly #abort = new AbortController();
+  #subscription: BusSubscription | undefined;
+  #debounceTimer: ReturnType<typeof setTimeout> | undefined;
+  #expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  #rebuilding: Promise<void> | undefined;
+  #dirty = false;
+
+  constructor(options: ToolRegistryOptions) {
+    this.#store = options.store;
+    this.#bus = options.bus;
+    this.#model = options.model;
+    this.#useAnnouncements = options.announcements ?? options.bus !== undefined;
+    this.#debounceMs = options.debounceMs ?? DEFAULT_REGISTRY_DEBOUNCE_MS;
+    this.#retryMs = options.retryMs ?? DEFAULT_REGISTRY_RETRY_MS;
+    this.#now = options.now ?? Date.now;
+    this.#ownsClients = options.clients === undefined && options.bus !== undefined;
+    this.#clients = options.clients ?? (options.bus ? new ToolServiceClientCache(options.bus) : undefined);
+    this.tools = new LiveToolSet([], options.toolSetOptions ?? {});
+    const functions = new Map<string, Tool>();
+    for (const tool of options.functions ?? []) functions.set(tool.name, tool);
+    this.#factories = new Map<string, ToolTypeFactory>([
+      ['tool-service', toolServiceToolType(() => this.#clients)],
+      ['text-completion', textCompletionToolType],
+      ['prompt', promptToolType],
+      ['function', functionToolType(functions)],
+      ...Object.entries(options.toolTypes ?? {}),
+    ]);
+  }
+
+  /**
+   * Loads every item, builds the first tool set, starts following the store, and (with a bus) listens
+   * to announcements and asks services to announce now. Resolves once the first set is live.
+   * Idempotent. Rejects with the store's error (e.g. `store-error`) when the first load fails, or
+   * `closed` after {@link close}.
+   */
+  start(): Promise<void> {
+    if (this.#closing) return Promise.reject(closedError());
+    this.#started ??= this.#start();
+    return this.#started;
+  }
+
+  /** Everything wrong with the config and announcements now, sorted by key. */
+  problems(): RegistryProblem[] {
+    const all = [...this.#problems, ...this.#announcementProblems.values()];
+    if (this.#storeProblem) all.push(this.#storeProblem);
+    return all.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((p) => ({ ...p }));
+  }
+
+  /**
+   * Calls `listener` after each change of the tool set. Returns a function that removes it. A listener
+   * that throws does not stop the registry or the other listeners.
+   */
+  onChange(listener: (change: RegistryChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  /**
+   * Applies pending changes now (without waiting for the debounce) and resolves when the tool set is
+   * current. Handy in tests and after a known write.
+   */
+  refresh(): Promise<void> {
+    if (this.#debounceTimer) {
+      clearTimeout(this.#debounceTimer);
+      this.#debounceTimer = undefined;
+    }
+    return this.#rebuild();
+  }
+
+  /**
+   * Stops following the store and the bus, releases what the tools hold (their `ctx.signal` aborts)
+   * and closes the tool-service clients it created. The current tool set stays readable. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  /** Alias of {@link close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #start(): Promise<void> {
+    if (this.#bus && this.#useAnnouncements) {
+      this.#subscription = await this.#bus.subscribe(TOOL_DESCRIPTORS_TOPIC, (m) =>
+        this.#onAnnouncement(m.body),
+      );
+    }
+    let firstLoad!: { resolve: () => void; reject: (e: unknown) => void };
+    const loaded = new Promise<void>((resolve, reject) => (firstLoad = { resolve, reject }));
+    void this.#watchLoop(firstLoad);
+    await loaded;
+    await this.refresh();
+    if (this.#bus && this.#useAnnouncements) {
+      await requestAnnouncements(this.#bus).catch((error: unknown) => {
+        this.#announcementProblems.set('announced', {
+          key: 'announced',
+          message: `could not ask services to announce: ${(error as Error).message}`,
+          severity: 'warning',
+        });
+      });
+    }
+  }
+
+  /** Follows the store: snapshot + watch, and again after a failure (the full snapshot resyncs). */
+  async #watchLoop(first: { resolve: () => void; reject: (e: unknown) => void } | undefined): Promise<void> {
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      try {
+        const watch = this.#store.watch({ signal });
+        const items = await this.#store.list();
+        const config = new Map<string, Map<string, StoredItem>>();
+        for (const item of items) {
+          let byKey = config.get(item.type);
+          if (!byKey) config.set(item.type, (byKey = new Map()));
+          byKey.set(item.key, { value: item.value, revision: item.revision });
+        }
+        this.#config = config;
+        this.#storeProblem = undefined;
+        if (first) {
+          first.resolve();
+          first = undefined;
+        } else this.#schedule();
+        for await (const change of watch) {
+          if (this.#applyChange(change)) this.#schedule();
+        }
+        return; // the watch ended without error: the store or the registry closed
+      } catch (error) {
+        if (signal.aborted) return;
+        if (first) {
+          first.reject(error);
+          return;
+        }
+        this.#storeProblem = {
+          key: 'store',
+          message: `the config store failed; retrying every ${this.#retryMs} ms: ${(error as Error).message}`,
+          severity: 'error',
+          ...(isToolbusError(error) ? { code: error.code } : {}),
+        };
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.#retryMs);
+          signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
+      }
+    }
+  }
+
+  /** Applies one watched change to the config copy; false when it was already known. */
+  #applyChange(change: ConfigChange): boolean {
+    let byKey = this.#config.get(change.type);
+    const known = byKey?.get(change.key);
+    if (known && known.revision >= change.revision) return false;
+    if (change.kind === 'delete') {
+      if (!known) return false;
+      byKey!.delete(change.key);
+      return true;
+    }
+    if (!byKey) this.#config.set(change.type, (byKey = new Map()));
+    byKey.set(change.key, { value: change.value ?? null, revision: change.revision });
+    return true;
+  }
+
+  #onAnnouncement(body: Uint8Array): void {
+    let announcement;
+    try {
+      announcement = decodeAnnouncement(body);
+    } catch (error) {
+      if (this.#announcementProblems.size < 100) {
+        const message = (error as Error).message;
+        this.#announcementProblems.set(`announced/${message}`, {
+          key: 'announced',
+          message: `ignored a malformed announcement: ${message}`,
+          severity: 'warning',
+        });
+      }
+      return;
+    }
+    if (announcement.kind === 'announce') {
+      const json = JSON.stringify([announcement.service, announcement.tools]);
+      const previous = this.#instances.get(announcement.instanceId);
+      this.#instances.set(announcement.instanceId, {
+        serviceId: announcement.serviceDescriptor.id,
+        service: announcement.service,
+        tools: announcement.tools,
+        json,
+        expiresAt: this.#now() + announcement.ttlMs,
+        seq: previous?.json === json ? previous.seq : ++this.#seq,
+      });
+      this.#scheduleExpiry();
+      if (previous?.json !== json) this.#schedule();
+    } else if (announcement.kind === 'goodbye') {
+      if (this.#instances.delete(announcement.instanceId)) {
+        this.#scheduleExpiry();
+        this.#schedule();
+      }
+    }
+  }
+
+  #scheduleExpiry(): void {
+    if (this.#expiryTimer) clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    if (this.#instances.size === 0 || this.#abort.signal.aborted) return;
+    const next = Math.min(...[...this.#instances.values()].map((i) => i.expiresAt));
+    this.#expiryTimer = setTimeout(
+      () => {
+        this.#expiryTimer = undefined;
+        const now = this.#now();
+        let removed = false;
+        for (const [id, instance] of this.#instances) {
+          if (instance.expiresAt <= now) {
+            this.#instances.delete(id);
+            removed = true;
+          }
+        }
+        this.#scheduleExpiry();
+        if (removed) this.#schedule();
+      },
+      Math.max(0, next - this.#now()),
+    );
+  }
+
+  #schedule(): void {
+    if (this.#abort.signal.aborted || !this.#started) return;
+    if (this.#debounceTimer) return;
+    this.#debounceTimer = setTimeout(() => {
+      this.#debounceTimer = undefined;
+      void this.#rebuild();
+    }, this.#debounceMs);
+  }
+
+  /** Runs one rebuild at a time; a change during a rebuild runs another right after it. */
+  #rebuild(): Promise<void> {
+    if (this.#rebuilding) {
+      this.#dirty = true;
+      return this.#rebuilding;
+    }
+    this.#rebuilding = (async () => {
+      try {
+        do {
+          this.#dirty = false;
+          await this.#build();
+        } while (this.#dirty && !this.#abort.signal.aborted);
+      } finally {
+        this.#rebuilding = undefined;
+      }
+    })();
+    return this.#rebuilding;
+  }
+
+  #lookupConfig = (type: string, key: string): JsonValue | undefined => {
+    const value = this.#config.get(type)?.get(key)?.value;
+    if (value !== undefined || type !== 'tool-service') return value;
+    return this.#announcedServices().get(key)?.service; // a config tool may use an announced service
+  };
+
+  /** The announced services, merged over their live instances (the latest announcement wins). */
+  #announcedServices(): Map<string, { service: JsonObject; tools: Map<string, JsonObject> }> {
+    const out = new Map<string, { service: JsonObject; tools: Map<string, JsonObject> }>();
+    const bySeq = [...this.#instances.values()].sort((a, b) => a.seq - b.seq);
+    for (const instance of bySeq) {
+      let entry = out.get(instance.serviceId);
+      if (!entry) out.set(instance.serviceId, (entry = { service: instance.service, tools: new Map() }));
+      entry.service = instance.service;
+      for (const tool of instance.tools) entry.tools.set(String(tool['name']), tool);
+    }
+    return out;
+  }
+
+  async #build(): Promise<void> {
+    if (this.#abort.signal.aborted) return;
+    const problems: RegistryProblem[] = [];
+    const next = new Map<string, Built>();
+    const tools: Tool[] = [];
+    const owners = new Map<string, string>(); // tool name → source key
+
+    // tool-service items are checked on their own, so a bad one is reported even if no tool uses it.
+    for (const [key, item] of sorted(this.#config.get('tool-service'))) {
+      try {
+        const value = item.value;
+        if (!value || typeof value !== 'object' || Array.isArray(value)) {
+          throw new TypeError(`a tool-service item must be a JSON object`);
+        }
+        const descriptor = parseToolServiceDescriptor({ id: key, ...value });
+        if (descriptor.id !== key) {
+          problems.push({
+            key: `tool-service/${key}`,
+            message: `its 'id' is '${descriptor.id}' but its key is '${key}'; tools refer to services by key`,
+            severity: 'warning',
+          });
+        }
+      } catch (error) {
+        problems.push(problemOf(`tool-service/${key}`, error));
+      }
+    }
+
+    const add = (source: string, built: Built): void => {
+      next.set(source, built);
+      for (const message of built.warnings) problems.push({ key: source, message, severity: 'warning' });
+      const owner = owners.get(built.tool.name);
+      if (owner !== undefined) {
+        problems.push({
+          key: source,
+          message: `tool name '${built.tool.name}' is already used by ${owner}; this one is left out (names must be unique)`,
+          severity: source.startsWith('announced/') ? 'warning' : 'error',
+        });
+        return;
+      }
+      owners.set(built.tool.name, source);
+      tools.push(built.tool);
+    };
+
+    for (const [key, item] of sorted(this.#config.get('tool'))) {
+      const source = `tool/${key}`;
+      const result = await this.#buildOne(source, key, item.value, this.#lookupConfig);
+      if ('error' in result) problems.push(problemOf(source, result.error));
+      else add(source, result.built);
+    }
+
+    // Announced tools come after config ones, so on a name conflict config wins.
+    for (const [serviceId, entry] of sorted(this.#announcedServices())) {
+      const lookup = (type: string, key: string): JsonValue | undefined =>
+        type === 'tool-service' && key === serviceId ? entry.service : this.#lookupConfig(type, key);
+      for (const [name, descriptor] of sorted(entry.tools)) {
+        const source = `announced/${serviceId}/${name}`;
+        const owner = owners.get(name);
+        if (owner !== undefined && !owner.startsWith('announced/')) {
+          problems.push({
+            key: source,
+            message: `config ${owner} defines a tool named '${name}' too; config wins over announcements, so the announced one is left out`,
+            severity: 'warning',
+          });
+          continue;
+        }
+        const result = await this.#buildOne(source, name, { type: 'tool-service', ...descriptor }, lookup);
+        if ('error' in result) problems.push(problemOf(source, result.error));
+        else add(source, result.built);
+      }
+    }
+
+    if (this.#abort.signal.aborted) {
+      for (const [source, built] of next) if (this.#built.get(source) !== built) built.controller.abort();
+      return;
+    }
+    for (const [source, built] of this.#built) {
+      if (next.get(source) !== built)
+        built.controller.abort(new Error(`tool '${built.tool.name}' left the registry`));
+    }
+    this.#built = next;
+    this.#problems = problems;
+
+    const before = this.tools.list();
+    const same = before.length === tools.length && before.every((t, i) => t === tools[i]);
+    if (same) return;
+    const set = this.tools.replace(tools);
+    const beforeNames = new Set(before.map((t) => t.name));
+    const afterNames = new Set(tools.map((t) => t.name));
+    const change: RegistryChange = {
+      tools: set,
+      added: [...afterNames].filter((n) => !beforeNames.has(n)),
+      removed: [...beforeNames].filter((n) => !afterNames.has(n)),
+      problems: this.problems(),
+    };
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is its own; the registry and the other listeners carry on.
+      }
+    }
+  }
+
+  /** Builds one tool, or reuses the previous one when its item and everything it looked up are unchanged. */
+  async #buildOne(
+    source: string,
+    key: string,
+    descriptor: JsonValue,
+    lookup: (type: string, key: string) => JsonValue | undefined,
+  ): Promise<{ built: Built } | { error: unknown }> {
+    const descriptorJson = JSON.stringify(descriptor);
+    const previous = this.#built.get(source);
+    if (
+      previous &&
+      previous.descriptorJson === descriptorJson &&
+      [...previous.lookups.values()].every((l) => jsonOf(lookup(l.type, l.key)) === l.json)
+    ) {
+      return { built: previous };
+    }
+    const controller = new AbortController();
+    const lookups: Built['lookups'] = new Map();
+    const warnings: string[] = [];
+    const ctx: ToolTypeContext = {
+      key,
+      bus: this.#bus,
+      model: this.#model,
+      signal: controller.signal,
+      lookup: (type, itemKey) => {
+        const value = lookup(type, itemKey);
+        lookups.set(`${type}/${itemKey}`, { type, key: itemKey, json: jsonOf(value) });
+        return value === undefined ? undefined : structuredClone(value);
+      },
+      warn: (message) => void warnings.push(message),
+    };
+    try {
+      const { type, descriptor: object } = toolTypeOf(descriptor, ctx);
+      const factory = this.#factories.get(type);
+      if (!factory) throw unknownType(type, key, [...this.#factories.keys()]);
+      const tool = await factory(structuredClone(object), ctx);
+      validateToolName(tool.name);
+      return { built: { descriptorJson, lookups, tool, warnings, controller } };
+    } catch (error) {
+      controller.abort();
+      return { error };
+    }
+  }
+
+  async #close(): Promise<void> {
+    this.#abort.abort();
+    if (this.#debounceTimer) clearTimeout(this.#debounceTimer);
+    if (this.#expiryTimer) clearTimeout(this.#expiryTimer);
+    this.#debounceTimer = this.#expiryTimer = undefined;
+    await this.#started?.catch(() => undefined);
+    await this.#subscription?.unsubscribe().catch(() => undefined);
+    await this.#rebuilding?.catch(() => undefined);
+    for (const built of this.#built.values()) built.controller.abort(new Error('the registry closed'));
+    if (this.#ownsClients) await this.#clients?.close();
+  }
+}
+
+function sorted<V>(map: Map<string, V> | undefined): [string, V][] {
+  return [...(map ?? new Map<string, V>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function jsonOf(value: JsonValue | undefined): string | undefined {
+  return value === undefined ? undefined : JSON.stringify(value);
+}
+
+function problemOf(key: string, error: unknown): RegistryProblem {
+  const message = error instanceof Error ? error.message : String(error);
+  return { key, message, severity: 'error', ...(isToolbusError(error) ? { code: error.code } : {}) };
+}
+
+function unknownType(type: string, key: string, known: string[]): ToolbusError {
+  const provider = TOOL_TYPE_PROVIDERS[type];
+  const message = provider
+    ? `config 'tool/${key}': tool type '${type}' is not installed in this registry; ${provider}`
+    : `config 'tool/${key}': unknown tool type '${type}'; known types: ${known.join(', ')}`;
+  return new ToolbusError('invalid-config', message);
+}
+
+function closedError(): ToolbusError {
+  return new ToolbusError('closed', 'ToolRegistry is closed; create a new one');
+}

@@ -1,0 +1,250 @@
+/**
+ * @module Self-announcing tool services (the seed's "future considerations"): a service publishes its
+ * tool-service descriptor and tool descriptors on the `tool-descriptors` topic with an instance id and a
+ * time-to-live, repeats them as a heartbeat, says goodbye when it stops, and answers a registry's
+ * "announce now" request.
+ *
+ * Wire format (UTF-8 JSON bodies on topic `tool-descriptors`, kebab-case as the seed's descriptors):
+ *
+ * ```json
+ * { "kind": "announce", "instance": "joke-service-3f2a…", "ttl-ms": 15000,
+ *   "service": { "id": "joke-service", "request-queue": "…", "response-queue": "…", "config-params": [] },
+ *   "tools": [{ "type": "tool-service", "name": "tell-joke", "service": "joke-service", … }] }
+ * { "kind": "goodbye", "instance": "joke-service-3f2a…", "service-id": "joke-service" }
+ * { "kind": "announce-request" }
+ * ```
+ *
+ * A receiver keeps an instance's tools until its TTL passes without a new `announce`, or its `goodbye`
+ * arrives. Unknown kinds and extra fields are ignored, so the format can grow.
+ */
+import { randomUUID } from 'node:crypto';
+import type { BusSubscription, MessageBus } from '../bus/index.js';
+import type { JsonObject, JsonValue } from '../schema/index.js';
+import { ToolbusError } from '../tools/index.js';
+import {
+  parseToolServiceDescriptor,
+  parseToolServiceToolDescriptor,
+  type ToolServiceDescriptor,
+} from './descriptors.js';
+
+/** The topic announcements travel on. */
+export const TOOL_DESCRIPTORS_TOPIC = 'tool-descriptors';
+/** How long receivers keep an instance's tools without a heartbeat, by default. */
+export const DEFAULT_ANNOUNCE_TTL_MS = 15_000;
+/** How often an instance repeats its announcement, by default. */
+export const DEFAULT_ANNOUNCE_HEARTBEAT_MS = 5_000;
+
+/** The kinds of announcement messages. */
+export const AnnouncementKind = {
+  Announce: 'announce',
+  Goodbye: 'goodbye',
+  AnnounceRequest: 'announce-request',
+} as const;
+/** One of {@link AnnouncementKind}'s values. */
+export type AnnouncementKind = (typeof AnnouncementKind)[keyof typeof AnnouncementKind];
+
+/** A decoded announcement message. */
+export type Announcement =
+  | {
+      kind: 'announce';
+      instanceId: string;
+      ttlMs: number;
+      /** The tool-service descriptor JSON (kebab-case, as in config). */
+      service: JsonObject;
+      /** The parsed service descriptor. */
+      serviceDescriptor: ToolServiceDescriptor;
+      /** Tool descriptor JSON, each with `service` set to the service id. */
+      tools: JsonObject[];
+    }
+  | { kind: 'goodbye'; instanceId: string; serviceId: string }
+  | { kind: 'announce-request' };
+
+/** Options of {@link startAnnouncer}. */
+export interface AnnouncerOptions {
+  /** The tool-service descriptor JSON: `{ id, request-queue, response-queue, config-params }`. */
+  service: JsonObject;
+  /**
+   * The tool descriptors JSON (`type: "tool-service"`); `type` and `service` may be left out and are
+   * filled in. @default []
+   */
+  tools?: readonly JsonObject[];
+  /** This instance's id. @default `<service id>-<random uuid>` */
+  instanceId?: string;
+  /** How long receivers keep the tools without a heartbeat. @default DEFAULT_ANNOUNCE_TTL_MS (15 000) */
+  ttlMs?: number;
+  /** How often to repeat the announcement; must be below `ttlMs`. @default min(DEFAULT_ANNOUNCE_HEARTBEAT_MS, ttlMs / 3) */
+  heartbeatMs?: number;
+  /** Called when publishing a heartbeat fails (the announcer keeps going). @default ignore */
+  onError?: (error: unknown) => void;
+}
+
+/** A running announcer; see {@link startAnnouncer}. */
+export interface Announcer {
+  readonly instanceId: string;
+  /** Publishes the announcement now (besides the heartbeat). */
+  announce(): Promise<void>;
+  /** Stops the heartbeat and publishes a goodbye. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Announces a tool service and its tools on {@link TOOL_DESCRIPTORS_TOPIC}: once at start, every
+ * `heartbeatMs`, and whenever a registry asks; `stop()` says goodbye.
+ *
+ * Rejects with `invalid-config` when a descriptor is malformed (the message names the field), or a
+ * tool names another service.
+ *
+ * @example
+ * ```ts
+ * const announcer = await startAnnouncer(bus, {
+ *   service: { id: 'joke-service', 'request-queue': 'request:tg:joke', 'response-queue': 'response:tg:joke' },
+ *   tools: [{ name: 'tell-joke', description: 'Tell a joke', arguments: [{ name: 'topic', type: 'string' }] }],
+ * });
+ * // ...
+ * await announcer.stop();
+ * ```
+ */
+export async function startAnnouncer(bus: MessageBus, options: AnnouncerOptions): Promise<Announcer> {
+  const service = parseToolServiceDescriptor(options.service);
+  const tools = (options.tools ?? []).map((tool, index) => {
+    const filled: JsonObject = { type: 'tool-service', service: service.id, ...tool };
+    if (filled['service'] !== service.id) {
+      throw new ToolbusError(
+        'invalid-config',
+        `announcer of tool service '${service.id}': tools[${index}] names service '${String(filled['service'])}'; ` +
+          `an announcer announces the tools of its own service only`,
+      );
+    }
+    parseToolServiceToolDescriptor(filled); // fail now, not in every registry
+    return filled;
+  });
+  const ttlMs = options.ttlMs ?? DEFAULT_ANNOUNCE_TTL_MS;
+  const heartbeatMs = options.heartbeatMs ?? Math.min(DEFAULT_ANNOUNCE_HEARTBEAT_MS, Math.floor(ttlMs / 3));
+  if (!(ttlMs > 0) || !(heartbeatMs > 0) || heartbeatMs >= ttlMs) {
+    throw new ToolbusError(
+      'invalid-config',
+      `announcer of tool service '${service.id}': heartbeatMs (${heartbeatMs}) must be > 0 and below ttlMs (${ttlMs})`,
+    );
+  }
+  const instanceId = options.instanceId ?? `${service.id}-${randomUUID()}`;
+  const body = JSON.stringify({
+    kind: 'announce',
+    instance: instanceId,
+    'ttl-ms': ttlMs,
+    service: options.service,
+    tools,
+  });
+  const onError = options.onError ?? (() => undefined);
+  let stopped: Promise<void> | undefined;
+  const announce = (): Promise<void> =>
+    stopped ? Promise.resolve() : bus.publish(TOOL_DESCRIPTORS_TOPIC, body, { kind: 'announce' });
+
+  const subscription: BusSubscription = await bus.subscribe(TOOL_DESCRIPTORS_TOPIC, (message) => {
+    const decoded = safeDecode(message.body);
+    if (decoded?.kind === 'announce-request') return announce().catch(onError);
+    return undefined;
+  });
+  const timer = setInterval(() => void announce().catch(onError), heartbeatMs);
+  // The service's own subscriptions keep the process alive; the heartbeat alone should not.
+  timer.unref?.();
+  try {
+    await announce();
+  } catch (error) {
+    clearInterval(timer);
+    await subscription.unsubscribe();
+    throw error;
+  }
+  return {
+    instanceId,
+    announce,
+    stop() {
+      stopped ??= (async () => {
+        clearInterval(timer);
+        await subscription.unsubscribe();
+        await bus.publish(
+          TOOL_DESCRIPTORS_TOPIC,
+          JSON.stringify({ kind: 'goodbye', instance: instanceId, 'service-id': service.id }),
+          { kind: 'goodbye' },
+        );
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Asks every announcer to announce now (a registry does this when it starts). */
+export function requestAnnouncements(bus: MessageBus): Promise<void> {
+  return bus.publish(TOOL_DESCRIPTORS_TOPIC, JSON.stringify({ kind: 'announce-request' }), {
+    kind: 'announce-request',
+  });
+}
+
+/**
+ * Decodes an announcement body.
+ * @throws ToolbusError `invalid-request` naming what is wrong (not JSON, unknown kind, bad field).
+ */
+export function decodeAnnouncement(body: Uint8Array | string): Announcement {
+  const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch (error) {
+    throw new ToolbusError('invalid-request', `announcement: body is not JSON`, { cause: error });
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ToolbusError('invalid-request', 'announcement: body must be a JSON object');
+  }
+  const kind = value['kind'];
+  if (kind === 'announce-request') return { kind };
+  const instanceId = value['instance'];
+  if (typeof instanceId !== 'string' || instanceId === '') {
+    throw new ToolbusError('invalid-request', `announcement: 'instance' must be a non-empty string`);
+  }
+  if (kind === 'goodbye') {
+    const serviceId = value['service-id'];
+    return { kind, instanceId, serviceId: typeof serviceId === 'string' ? serviceId : '' };
+  }
+  if (kind !== 'announce') {
+    throw new ToolbusError('invalid-request', `announcement: unknown kind ${JSON.stringify(kind)}`);
+  }
+  const ttlMs = value['ttl-ms'];
+  if (typeof ttlMs !== 'number' || !(ttlMs > 0)) {
+    throw new ToolbusError(
+      'invalid-request',
+      `announcement from '${instanceId}': 'ttl-ms' must be a positive number`,
+    );
+  }
+  const service = value['service'];
+  if (!service || typeof service !== 'object' || Array.isArray(service)) {
+    throw new ToolbusError(
+      'invalid-request',
+      `announcement from '${instanceId}': 'service' must be an object`,
+    );
+  }
+  let serviceDescriptor: ToolServiceDescriptor;
+  try {
+    serviceDescriptor = parseToolServiceDescriptor(service);
+  } catch (error) {
+    throw new ToolbusError(
+      'invalid-request',
+      `announcement from '${instanceId}': ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  const rawTools = value['tools'] ?? [];
+  if (!Array.isArray(rawTools) || rawTools.some((t) => !t || typeof t !== 'object' || Array.isArray(t))) {
+    throw new ToolbusError(
+      'invalid-request',
+      `announcement from '${instanceId}': 'tools' must be an array of objects`,
+    );
+  }
+  return { kind, instanceId, ttlMs, service, serviceDescriptor, tools: rawTools as JsonObject[] };
+}
+
+function safeDecode(body: Uint8Array): Announcement | undefined {
+  try {
+    return decodeAnnouncement(body);
+  } catch {
+    return undefined;
+  }
+}
