@@ -323,6 +323,26 @@ describe('OpenAIChatCompletionClient: streaming', () => {
     });
   });
 
+  test('a failure before the first chunk is retried; an error event mid-stream is not', async (t) => {
+    const { server, client, retries } = await setup(t);
+    server.reply(
+      { status: 502, json: errorBody('bad gateway', 'server_error') },
+      { sse: textStream(['ok'], { prompt_tokens: 1, completion_tokens: 1 }) },
+    );
+    const items = await collect(client.createStream([question()]));
+    assert.equal((items.at(-1) as CreateResult).content, 'ok');
+    assert.equal(retries.length, 1);
+
+    server.reply({
+      sse: [chunk({ content: 'Hal' }), { error: { message: 'model crashed', type: 'server_error' } }],
+    });
+    await assert.rejects(
+      collect(client.createStream([question()])),
+      rejectsWith('model-error', /model crashed/),
+    );
+    assert.equal(server.requests.length, 3);
+  });
+
   test('a stream cut before the finish reason fails with model-error', async (t) => {
     const { server, client } = await setup(t);
     server.reply({ sse: [chunk({ content: 'Hal' })], done: false });
