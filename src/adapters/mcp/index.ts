@@ -37,3 +37,9 @@ export type {
   McpHttpHandler,
   McpStdioBridge,
 } from './mcp-server-bridge.js';
+export { parseMcpConfig } from './mcp-config.js';
+export type { McpConfig } from './mcp-config.js';
+export { mcpToolType } from './mcp-tool-type.js';
+export type { McpToolTypeOptions, McpToolTypeFactory } from './mcp-tool-type.js';
+export { importMcpTools, schemaToArguments } from './import-mcp-tools.js';
+export type { ImportMcpToolsOptions, ImportedMcpTool } from './import-mcp-tools.js';

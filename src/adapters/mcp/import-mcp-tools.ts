@@ -1,0 +1,121 @@
+/**
+ * @module `importMcpTools(store, id)`: writes one `tool/<name>` item of type `mcp-tool` for every tool of
+ * the server in `mcp/<id>`, so nobody writes `arguments` by hand.
+ */
+import type { ConfigStore } from '../../config/index.js';
+import type { JsonObject, JsonValue } from '../../schema/index.js';
+import { ToolbusError, encodeToolName, isToolbusError } from '../../tools/index.js';
+import { parseMcpConfig } from './mcp-config.js';
+import { McpSession, type McpSessionOptions, type McpToolDefinition } from './mcp-session.js';
+import { inputSchemaOf } from './mcp-tool.js';
+
+/** Options of {@link importMcpTools}. */
+export interface ImportMcpToolsOptions extends McpSessionOptions {
+  /** @default none */
+  signal?: AbortSignal;
+  /** Prepended to every tool name (before encoding), e.g. `files.`. @default '' */
+  prefix?: string;
+  /** Replace existing `tool/<name>` items. @default false (existing items are left alone and reported) */
+  overwrite?: boolean;
+  /** Import only these remote tool names. @default every tool */
+  include?: readonly string[];
+}
+
+/** What {@link importMcpTools} did for one remote tool. */
+export interface ImportedMcpTool {
+  /** The tool's name on the server. */
+  remoteName: string;
+  /** The `tool/<key>` written (or left alone). */
+  key: string;
+  status: 'written' | 'exists';
+  /** False when the schema was too rich for `arguments[]` (the server's schema is used at build time). */
+  hasArguments: boolean;
+}
+
+const SIMPLE_TYPES = new Set(['string', 'number', 'integer', 'boolean']);
+const SIMPLE_KEYS = new Set(['type', 'description', 'title']);
+
+/**
+ * TrustGraph `arguments[]` for a flat schema (every property a plain string, number, integer or boolean),
+ * or `undefined` when that would lose information (nesting, `$ref`, enums, formats…): the `mcp-tool`
+ * type then takes the server's full schema.
+ */
+export function schemaToArguments(definition: McpToolDefinition): JsonObject[] | undefined {
+  const schema = inputSchemaOf(definition);
+  for (const key of Object.keys(schema)) {
+    if (!['type', 'properties', 'required', 'additionalProperties', 'description', 'title'].includes(key)) {
+      return undefined;
+    }
+  }
+  const properties = schema['properties'];
+  if (properties === null || typeof properties !== 'object' || Array.isArray(properties)) return undefined;
+  const required = new Set(Array.isArray(schema['required']) ? schema['required'] : []);
+  const args: JsonObject[] = [];
+  for (const [name, raw] of Object.entries(properties)) {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+    if (Object.keys(raw).some((k) => !SIMPLE_KEYS.has(k))) return undefined;
+    const type = raw['type'];
+    if (typeof type !== 'string' || !SIMPLE_TYPES.has(type)) return undefined;
+    const description = raw['description'] ?? raw['title'] ?? '';
+    args.push({ name, type, description: String(description), required: required.has(name) });
+  }
+  return args;
+}
+
+/**
+ * Connects to the server of `mcp/<id>`, lists its tools and writes a `tool/<name>` item
+ * (`type: "mcp-tool"`, `mcp-tool: <id>`, `remote-name`, `description`, and `arguments` from the server's
+ * schema when it is flat) for each. Names are the remote names, prefixed and encoded (`.` and `/` become
+ * valid characters reversibly).
+ *
+ * Rejects with `ToolbusError`: `invalid-config` (no or bad `mcp/<id>`), `unavailable` (server unreachable).
+ *
+ * @example
+ * ```ts
+ * await store.put('mcp', 'everything', { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] });
+ * const imported = await importMcpTools(store, 'everything');
+ * ```
+ */
+export async function importMcpTools(
+  store: ConfigStore,
+  id: string,
+  options: ImportMcpToolsOptions = {},
+): Promise<ImportedMcpTool[]> {
+  const item = await store.get('mcp', id);
+  const config = parseMcpConfig(id, item?.value);
+  const session = new McpSession(config.params, options);
+  try {
+    const tools = await session.listTools(options.signal ? { signal: options.signal } : {});
+    const include = options.include;
+    const chosen = include ? tools.filter((t) => include.includes(t.name)) : tools;
+    const out: ImportedMcpTool[] = [];
+    for (const tool of chosen) {
+      const name = encodeToolName((options.prefix ?? '') + tool.name);
+      const args = schemaToArguments(tool);
+      const value: { [key: string]: JsonValue } = {
+        type: 'mcp-tool',
+        name,
+        description: tool.description ?? tool.title ?? tool.name,
+        'mcp-tool': id,
+        'remote-name': tool.name,
+      };
+      if (args) value['arguments'] = args;
+      let status: ImportedMcpTool['status'] = 'written';
+      try {
+        await store.put('tool', name, value, options.overwrite ? {} : { ifRevision: 0 });
+      } catch (error) {
+        if (isToolbusError(error) && error.code === 'config-conflict') status = 'exists';
+        else throw error;
+      }
+      out.push({ remoteName: tool.name, key: `tool/${name}`, status, hasArguments: args !== undefined });
+    }
+    return out;
+  } catch (error) {
+    if (isToolbusError(error)) throw error;
+    throw new ToolbusError('unavailable', `importing the tools of 'mcp/${id}' failed: ${String(error)}`, {
+      cause: error,
+    });
+  } finally {
+    await session.close();
+  }
+}
