@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { ToolError, ToolbusError } from './errors.js';
+import { jsonErrorPosition } from './json-error-position.js';
 import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
 import { validateToolName } from './tool-name.js';
 import { truncateOutput } from './truncate-output.js';
@@ -368,13 +369,18 @@ function parseArguments(
 }
 
 function invalidJsonMessage(name: string, text: string, error: Error): string {
-  const match = /position (\d+)/.exec(error.message);
-  const position = match === null ? text.length : Number(match[1]);
+  const position = jsonErrorPosition(text);
   const from = Math.max(0, position - 20);
   const to = Math.min(text.length, position + 20);
   const excerpt = `${from > 0 ? '...' : ''}${text.slice(from, to)}${to < text.length ? '...' : ''}`;
+  // V8 sometimes quotes the whole input in its message; keep only the reason (never a whole payload).
+  const reason = error.message
+    .replace(/,\s*".*" is not valid JSON$/s, '')
+    .replace(/\s*in JSON at position \d+.*$/s, '')
+    .slice(0, 80);
+  const where = position >= text.length ? `at the end (position ${position})` : `at position ${position}`;
   return (
-    `tool '${name}': arguments are not valid JSON (${error.message.replace(/\s*in JSON at position \d+.*$/, '')}) at position ` +
-    `${position}, near ${JSON.stringify(excerpt)}; expected a JSON object such as {"key": "value"}`
+    `tool '${name}': arguments are not valid JSON (${reason}) ${where}, near ${JSON.stringify(excerpt)}; ` +
+    `expected a JSON object such as {"key": "value"}`
   );
 }

@@ -1,0 +1,374 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import { z } from 'zod';
+import { ToolError, ToolbusError } from './errors.js';
+import { FunctionTool } from './function-tool.js';
+import type { ToolResult } from './tool.js';
+import {
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  ToolSet,
+  type ToolCallEvent,
+} from './tool-set.js';
+
+/** A promise plus its resolver, for holding a tool in the middle of a call. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+const add = new FunctionTool(({ a, b }) => a + b, {
+  name: 'add',
+  description: 'Adds two numbers.',
+  parameters: z.object({ a: z.number().describe('First'), b: z.number().describe('Second') }),
+});
+const fails = new FunctionTool(
+  () => {
+    throw new TypeError('disk on fire');
+  },
+  { name: 'fails', description: 'Always throws.', parameters: z.object({}) },
+);
+
+function assertError(result: ToolResult, code: string, ...fragments: string[]): void {
+  assert.equal(result.isError, true);
+  assert.ok(result.error instanceof ToolError, 'result.error is a ToolError');
+  assert.equal(result.error.code, code);
+  assert.equal(result.content, result.error.message);
+  for (const fragment of fragments)
+    assert.ok(result.content.includes(fragment), `${result.content} ∌ ${fragment}`);
+}
+
+describe('ToolSet basics', () => {
+  test('defaults are exported', () => {
+    assert.equal(DEFAULT_TOOL_TIMEOUT_MS, 60_000);
+    assert.equal(DEFAULT_MAX_OUTPUT_BYTES, 65_536);
+  });
+
+  test('list, get, has and size', () => {
+    const set = new ToolSet([add, fails]);
+    assert.deepEqual(
+      set.list().map((t) => t.name),
+      ['add', 'fails'],
+    );
+    assert.equal(set.get('add'), add);
+    assert.equal(set.get('nope'), undefined);
+    assert.equal(set.size, 2);
+  });
+
+  test('calls with JSON text or an object; the call id is kept or generated', async () => {
+    const set = new ToolSet([add]);
+    assert.deepEqual(await set.call('add', '{"a": 1, "b": 2}', { callId: 'c1' }), {
+      name: 'add',
+      callId: 'c1',
+      content: '3',
+      isError: false,
+    });
+    const generated = await set.call('add', { a: 2, b: 2 });
+    assert.equal(generated.content, '4');
+    assert.match(generated.callId, /^[0-9a-f-]{36}$/);
+  });
+
+  test('empty argument text counts as {} for a tool without parameters', async () => {
+    const hello = new FunctionTool(() => 'hi', {
+      name: 'hello',
+      description: 'Hi.',
+      parameters: z.object({}),
+    });
+    assert.equal((await new ToolSet([hello]).call('hello', '')).content, 'hi');
+  });
+
+  test('duplicate names are refused clearly', () => {
+    assert.throws(
+      () => new ToolSet([add, add]),
+      (e: unknown) =>
+        e instanceof ToolbusError &&
+        e.code === 'invalid-name' &&
+        e.message.includes("duplicate tool name 'add'"),
+    );
+  });
+
+  test('bad options are refused', () => {
+    assert.throws(
+      () => new ToolSet([], { concurrency: 0 }),
+      (e: unknown) => e instanceof ToolbusError && e.code === 'usage',
+    );
+  });
+});
+
+describe('ToolSet error contract: every failure is a result, never a rejection', () => {
+  const set = new ToolSet([add, fails]);
+
+  test('invalid JSON: position and excerpt', async () => {
+    assertError(
+      await set.call('add', '{"a": 1, "b": }'),
+      'invalid-arguments',
+      'not valid JSON',
+      'position 14',
+      String.raw`near "{\"a\": 1, \"b\": }"`,
+    );
+  });
+
+  test('truncated JSON', async () => {
+    assertError(
+      await set.call('add', '{"a": 1'),
+      'invalid-arguments',
+      'not valid JSON',
+      'at the end (position 7)',
+    );
+  });
+
+  test('JSON that is not an object', async () => {
+    assertError(await set.call('add', '[1, 2]'), 'invalid-arguments', 'must be a JSON object, got an array');
+  });
+
+  test('validation failure: each path, expected and received', async () => {
+    assertError(
+      await set.call('add', '{"a": "one"}'),
+      'invalid-arguments',
+      "argument 'a' must be number, got string",
+      "argument 'b' is required",
+    );
+  });
+
+  test('unknown tool: lists the available names', async () => {
+    assertError(await set.call('sub', '{}'), 'unknown-tool', "unknown tool 'sub'", "'add', 'fails'");
+  });
+
+  test('thrown error: tool-error with the message and cause', async () => {
+    const result = await set.call('fails', '{}');
+    assertError(result, 'tool-error', "tool 'fails' failed: disk on fire");
+    assert.ok(result.error?.cause instanceof TypeError);
+  });
+
+  test('timeout: code timeout, timeoutMs in the message, and the tool signal is aborted so work stops', async () => {
+    let aborted = false;
+    const slow = new FunctionTool(
+      (_args, { signal }) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            reject(signal.reason);
+          });
+        }),
+      { name: 'slow', description: 'Never finishes alone.', parameters: z.object({}) },
+    );
+    const result = await new ToolSet([slow]).call('slow', '{}', { timeoutMs: 20 });
+    assertError(result, 'timeout', "tool 'slow' timed out after 20 ms");
+    assert.equal(aborted, true);
+  });
+
+  test('timeout also returns when the tool ignores its signal', async () => {
+    const stuck = new FunctionTool(() => new Promise(() => {}), {
+      name: 'stuck',
+      description: 'Ignores cancellation.',
+      parameters: z.object({}),
+    });
+    assertError(await new ToolSet([stuck], { timeoutMs: 15 }).call('stuck', '{}'), 'timeout', 'after 15 ms');
+  });
+
+  test('cancellation in the middle of a call', async () => {
+    const started = gate();
+    let aborted = false;
+    const waits = new FunctionTool(
+      (_args, { signal }) =>
+        new Promise((_resolve, reject) => {
+          started.open();
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            reject(new Error('stopped'));
+          });
+        }),
+      { name: 'waits', description: 'Waits.', parameters: z.object({}) },
+    );
+    const controller = new AbortController();
+    const tools = new ToolSet([waits]);
+    const pending = tools.call('waits', '{}', { signal: controller.signal });
+    await started.promise;
+    controller.abort();
+    const result = await pending;
+    assertError(result, 'cancelled', "tool 'waits' was cancelled");
+    assert.equal(aborted, true);
+    // One finally cleaned everything up.
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+    assert.equal(tools.active, 0);
+  });
+
+  test('a call whose signal is already aborted does not run', async () => {
+    let ran = false;
+    const tool = new FunctionTool(
+      () => {
+        ran = true;
+      },
+      { name: 'noop', description: 'x', parameters: z.object({}) },
+    );
+    const result = await new ToolSet([tool]).call('noop', '{}', { signal: AbortSignal.abort() });
+    assertError(result, 'cancelled');
+    assert.equal(ran, false);
+  });
+
+  test('output over the cap keeps head and tail with a notice of what was cut', async () => {
+    const text = 'HEAD' + 'x'.repeat(10_000) + 'é'.repeat(1000) + 'TAIL';
+    const big = new FunctionTool(() => text, { name: 'big', description: 'x', parameters: z.object({}) });
+    const result = await new ToolSet([big], { maxOutputBytes: 1024 }).call('big', '{}');
+    assert.equal(result.isError, false);
+    assert.ok(Buffer.byteLength(result.content) <= 1024);
+    assert.ok(result.content.startsWith('HEADxxx'));
+    assert.ok(result.content.endsWith('éééTAIL'));
+    const total = Buffer.byteLength(text);
+    assert.ok(result.truncatedBytes !== undefined && result.truncatedBytes > 0);
+    assert.ok(result.content.includes(`${result.truncatedBytes} of ${total} bytes cut`));
+    assert.ok(!result.content.includes('\uFFFD'), 'cuts fall on character boundaries');
+    // Head + tail + notice account for every byte kept.
+    const kept = Buffer.byteLength(result.content.replace(/\n\n\[\.\.\. .* \.\.\.\]\n\n/, ''));
+    assert.equal(kept + result.truncatedBytes, total);
+  });
+
+  test('output under the cap is untouched', async () => {
+    const result = await new ToolSet([add], { maxOutputBytes: 1024 }).call('add', { a: 1, b: 1 });
+    assert.equal(result.truncatedBytes, undefined);
+  });
+});
+
+describe('ToolSet concurrency cap', () => {
+  test('calls over the cap wait in FIFO order, and at most `concurrency` run at once', async () => {
+    const gates = new Map<number, ReturnType<typeof gate>>();
+    const startedOrder: number[] = [];
+    let running = 0;
+    let maxRunning = 0;
+    const job = new FunctionTool(
+      async ({ id }) => {
+        startedOrder.push(id);
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        await gates.get(id)?.promise;
+        running--;
+        return id;
+      },
+      { name: 'job', description: 'x', parameters: z.object({ id: z.number() }) },
+    );
+    const set = new ToolSet([job], { concurrency: 2 });
+    for (let id = 0; id < 5; id++) gates.set(id, gate());
+    const pending = [0, 1, 2, 3, 4].map((id) => set.call('job', { id }));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(set.active, 2);
+    assert.equal(set.waiting, 3);
+    for (const id of [1, 0, 2, 3, 4]) {
+      gates.get(id)?.open();
+      await new Promise((r) => setImmediate(r));
+    }
+    const results = await Promise.all(pending);
+    assert.deepEqual(
+      results.map((r) => r.content),
+      ['0', '1', '2', '3', '4'],
+    );
+    assert.equal(maxRunning, 2);
+    assert.deepEqual(startedOrder, [0, 1, 2, 3, 4]);
+    assert.equal(set.active, 0);
+  });
+
+  test('a call waiting for a slot can be cancelled, and it leaves the queue', async () => {
+    const hold = gate();
+    const job = new FunctionTool(
+      async () => {
+        await hold.promise;
+        return 'done';
+      },
+      { name: 'job', description: 'x', parameters: z.object({}) },
+    );
+    const set = new ToolSet([job], { concurrency: 1 });
+    const first = set.call('job', {});
+    const controller = new AbortController();
+    const second = set.call('job', {}, { signal: controller.signal });
+    const third = set.call('job', {});
+    await new Promise((r) => setImmediate(r));
+    assert.equal(set.waiting, 2);
+    controller.abort();
+    assertError(await second, 'cancelled');
+    assert.equal(set.waiting, 1);
+    hold.open();
+    assert.equal((await first).content, 'done');
+    assert.equal((await third).content, 'done');
+  });
+
+  test('a call that times out while queued returns timeout', async () => {
+    const hold = gate();
+    const job = new FunctionTool(() => hold.promise.then(() => 'ok'), {
+      name: 'job',
+      description: 'x',
+      parameters: z.object({}),
+    });
+    const set = new ToolSet([job], { concurrency: 1 });
+    const first = set.call('job', {});
+    assertError(await set.call('job', {}, { timeoutMs: 10 }), 'timeout', 'after 10 ms');
+    hold.open();
+    assert.equal((await first).content, 'ok');
+    assert.equal(set.waiting, 0);
+  });
+});
+
+describe('ToolSet hooks', () => {
+  test('onCall and onResult run in order with one context object', async () => {
+    const seen: string[] = [];
+    let lastEvent: ToolCallEvent | undefined;
+    const set = new ToolSet([add, fails], {
+      hooks: {
+        onCall: [
+          (e) => {
+            seen.push(`call1:${e.name}`);
+            lastEvent = e;
+          },
+          async (e) => {
+            seen.push(`call2:${e.name}`);
+          },
+        ],
+        onResult: (e) => {
+          seen.push(`result:${e.name}:${e.result.isError}`);
+        },
+      },
+    });
+    await set.call('add', '{"a":1,"b":2}', { callId: 'x', user: 'alice' });
+    await set.call('fails', '{}');
+    await set.call('missing', '{}');
+    assert.deepEqual(seen, [
+      'call1:add',
+      'call2:add',
+      'result:add:false',
+      'call1:fails',
+      'call2:fails',
+      'result:fails:true',
+      'result:missing:true',
+    ]);
+    assert.deepEqual(lastEvent?.arguments, {});
+    assert.equal(lastEvent?.tool, fails);
+  });
+
+  test('an onCall hook that throws vetoes the call; an onResult hook that throws changes nothing', async () => {
+    let ran = false;
+    const tool = new FunctionTool(
+      () => {
+        ran = true;
+        return 'ran';
+      },
+      { name: 'guarded', description: 'x', parameters: z.object({}) },
+    );
+    const vetoed = new ToolSet([tool], {
+      hooks: {
+        onCall: () => {
+          throw new ToolError('invalid-arguments', 'policy: not allowed for this user');
+        },
+      },
+    });
+    assertError(await vetoed.call('guarded', '{}'), 'invalid-arguments', 'policy: not allowed');
+    assert.equal(ran, false);
+    const observed = new ToolSet([tool], {
+      hooks: {
+        onResult: () => {
+          throw new Error('observer broke');
+        },
+      },
+    });
+    assert.equal((await observed.call('guarded', '{}')).content, 'ran');
+  });
+});
