@@ -1,0 +1,401 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { MemoryBus } from '../bus/index.js';
+import { MemoryConfigStore } from '../config/index.js';
+import { ScriptedChatCompletionClient } from '../models/index.js';
+import { DynamicToolService } from '../services/index.js';
+import { FunctionTool, ToolbusError } from '../tools/index.js';
+import type { ToolTypeFactory } from './index.js';
+import { ToolRegistry } from './index.js';
+
+const jokeService = {
+  id: 'joke-service',
+  'request-queue': 'non-persistent://tg/request/joke',
+  'response-queue': 'non-persistent://tg/response/joke',
+  'config-params': [{ name: 'style', required: true }],
+};
+const tool = (name: string, extra: Record<string, unknown> = {}) => ({
+  type: 'tool-service',
+  name,
+  description: `tool ${name}`,
+  service: 'joke-service',
+  style: 'pun',
+  arguments: [{ name: 'topic', type: 'string', description: 'what about' }],
+  ...extra,
+});
+
+interface Fixture {
+  store: MemoryConfigStore;
+  bus: MemoryBus;
+  registry: ToolRegistry;
+  service: DynamicToolService;
+  names(): string[];
+}
+
+/** A store, a bus, a running joke service and a registry; all closed after the test. */
+async function setup(
+  t: { after: (fn: () => unknown) => void },
+  options: { start?: boolean; invoke?: (args: Record<string, unknown>, signal: AbortSignal) => unknown } = {},
+): Promise<Fixture> {
+  const store = new MemoryConfigStore();
+  const bus = new MemoryBus();
+  const service = new DynamicToolService({
+    bus,
+    id: 'joke-service',
+    topic: 'joke',
+    invoke: (user, config, args, ctx) =>
+      options.invoke
+        ? options.invoke(args, ctx.signal)
+        : `${String(config.style)} about ${String(args.topic)}`,
+  });
+  await service.start();
+  const registry = new ToolRegistry({ store, bus, debounceMs: 5, announcements: false });
+  t.after(async () => {
+    await registry.close();
+    await service.stop();
+    await store.close();
+    await bus.close();
+  });
+  if (options.start !== false) await registry.start();
+  return {
+    store,
+    bus,
+    registry,
+    service,
+    names: () =>
+      registry.tools
+        .list()
+        .map((x) => x.name)
+        .sort(),
+  };
+}
+
+describe('ToolRegistry: loading', () => {
+  test('builds live tools from tool-service and tool items, and they call the service', async (t) => {
+    const f = await setup(t, { start: false });
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'tell-joke', tool('tell-joke'));
+    await f.registry.start();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    const result = await f.registry.tools.call('tell-joke', '{"topic":"cats"}');
+    assert.deepEqual([result.isError, result.content], [false, 'pun about cats']);
+    assert.deepEqual(f.registry.problems(), []);
+  });
+
+  test('one bad tool is skipped and reported with its key; the good ones stay live', async (t) => {
+    const f = await setup(t, { start: false });
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'a-good', tool('a-good'));
+    await f.store.put('tool', 'b-bad', tool('b-bad', { style: undefined })); // missing required param
+    await f.store.put('tool', 'c-good', tool('c-good'));
+    await f.store.put('tool', 'd-not-object', '[1, 2]');
+    await f.store.put('tool', 'e-no-type', '{"name": "e"}');
+    await f.registry.start();
+    assert.deepEqual(f.names(), ['a-good', 'c-good']);
+    const problems = f.registry.problems();
+    assert.deepEqual(
+      problems.map((p) => [p.key, p.severity, p.code]),
+      [
+        ['tool/b-bad', 'error', 'invalid-config'],
+        ['tool/d-not-object', 'error', 'invalid-config'],
+        ['tool/e-no-type', 'error', 'invalid-config'],
+      ],
+    );
+    assert.match(problems[0]!.message, /missing required config param 'style'/);
+    assert.match(problems[2]!.message, /field 'type' must name a tool type/);
+  });
+
+  test('a bad tool-service item is reported even when no tool uses it', async (t) => {
+    const f = await setup(t, { start: false });
+    await f.store.put('tool-service', 'broken', { id: 'broken', 'request-queue': 'bad queue name!' });
+    await f.registry.start();
+    const [problem] = f.registry.problems();
+    assert.equal(problem?.key, 'tool-service/broken');
+    assert.equal(problem?.code, 'invalid-config');
+  });
+
+  test('a duplicate tool name: the first key wins, the other is reported', async (t) => {
+    const f = await setup(t, { start: false });
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'a', tool('same'));
+    await f.store.put('tool', 'b', tool('same'));
+    await f.registry.start();
+    assert.deepEqual(f.names(), ['same']);
+    assert.deepEqual(
+      f.registry.problems().map((p) => p.key),
+      ['tool/b'],
+    );
+    assert.match(f.registry.problems()[0]!.message, /already used by tool\/a/);
+  });
+
+  test('start rejects with the store error when the first load fails', async () => {
+    const store = new MemoryConfigStore();
+    await store.close();
+    const registry = new ToolRegistry({ store });
+    await assert.rejects(registry.start(), { code: 'closed' });
+    await registry.close();
+    await assert.rejects(registry.start(), (e: unknown) => e instanceof ToolbusError && e.code === 'closed');
+  });
+});
+
+describe('ToolRegistry: hot reload', () => {
+  test('TrustGraph bug 1: changing only a tool-service item does not wipe the tools', async (t) => {
+    const f = await setup(t, { start: false });
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'tell-joke', tool('tell-joke'));
+    await f.store.put('tool', 'tell-pun', tool('tell-pun'));
+    await f.registry.start();
+    // Only the service changes (a new optional param).
+    await f.store.put('tool-service', 'joke-service', {
+      ...jokeService,
+      'config-params': [...jokeService['config-params'], { name: 'lang', required: false }],
+    });
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), ['tell-joke', 'tell-pun']);
+    assert.equal((await f.registry.tools.call('tell-pun', { topic: 'dogs' })).content, 'pun about dogs');
+  });
+
+  test('TrustGraph bug 2: changing only a tool item is accepted (the services are still known)', async (t) => {
+    const f = await setup(t);
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.registry.refresh();
+    await f.store.put('tool', 'tell-joke', tool('tell-joke'));
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    await f.store.put('tool', 'tell-joke', tool('tell-joke', { style: 'limerick' }));
+    await f.registry.refresh();
+    assert.equal((await f.registry.tools.call('tell-joke', { topic: 'x' })).content, 'limerick about x');
+    assert.deepEqual(f.registry.problems(), []);
+  });
+
+  test('a tool whose service arrives later goes live when it does (either order)', async (t) => {
+    const f = await setup(t);
+    await f.store.put('tool', 'tell-joke', tool('tell-joke'));
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), []);
+    const [problem] = f.registry.problems();
+    assert.equal(problem?.key, 'tool/tell-joke');
+    assert.match(
+      problem!.message,
+      /unknown tool service 'joke-service'; add config item 'tool-service\/joke-service'/,
+    );
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    assert.deepEqual(f.registry.problems(), []);
+  });
+
+  test('deletes: a deleted tool goes; a deleted service takes its tools out, reported', async (t) => {
+    const f = await setup(t, { start: false });
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'a', tool('a'));
+    await f.store.put('tool', 'b', tool('b'));
+    await f.registry.start();
+    await f.store.delete('tool', 'a');
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), ['b']);
+    await f.store.delete('tool-service', 'joke-service');
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), []);
+    assert.deepEqual(
+      f.registry.problems().map((p) => p.key),
+      ['tool/b'],
+    );
+  });
+
+  test('changes are applied by the watch without refresh(), and onChange reports them', async (t) => {
+    const f = await setup(t);
+    const changes: { added: string[]; removed: string[] }[] = [];
+    const seen = new Promise<void>((resolve) =>
+      f.registry.onChange((c) => {
+        changes.push({ added: c.added, removed: c.removed });
+        if (c.added.includes('tell-joke')) resolve();
+      }),
+    );
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'tell-joke', tool('tell-joke'));
+    await seen;
+    assert.deepEqual(changes.at(-1), { added: ['tell-joke'], removed: [] });
+  });
+
+  test('an unchanged tool is reused (same object) when other items change', async (t) => {
+    const f = await setup(t, { start: false });
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'a', tool('a'));
+    await f.registry.start();
+    const before = f.registry.tools.get('a');
+    await f.store.put('tool', 'b', tool('b'));
+    await f.registry.refresh();
+    assert.equal(f.registry.tools.get('a'), before);
+    await f.store.put('tool-service', 'joke-service', {
+      ...jokeService,
+      'request-queue': 'request:tg:joke2',
+    });
+    await f.registry.refresh();
+    assert.notEqual(f.registry.tools.get('a'), before, 'rebuilt because its service changed');
+  });
+
+  test('a call in flight finishes on the set it started with; the next call sees the new set', async (t) => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const f = await setup(t, {
+      start: false,
+      invoke: async (args) => {
+        await gate;
+        return `done ${String(args.topic)}`;
+      },
+    });
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'slow', tool('slow'));
+    await f.registry.start();
+    const inFlight = f.registry.tools.call('slow', { topic: 'a' });
+    await f.store.delete('tool', 'slow');
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), []);
+    release();
+    const result = await inFlight;
+    assert.deepEqual([result.isError, result.content], [false, 'done a']);
+    const after = await f.registry.tools.call('slow', { topic: 'b' });
+    assert.equal(after.isError, true);
+    assert.equal(after.error?.code, 'unknown-tool');
+  });
+
+  test('a burst of changes ends in the consistent final set', async (t) => {
+    const f = await setup(t);
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    for (let i = 0; i < 30; i++) await f.store.put('tool', `t${i}`, tool(`t${i}`));
+    for (let i = 0; i < 30; i += 2) await f.store.delete('tool', `t${i}`);
+    await f.registry.refresh();
+    assert.equal(f.names().length, 15);
+    assert.ok(f.names().every((n) => Number(n.slice(1)) % 2 === 1));
+  });
+});
+
+describe('ToolRegistry: tool types', () => {
+  test('function: a tool registered in code, referenced by name (and renamed)', async (t) => {
+    const store = new MemoryConfigStore();
+    const price = new FunctionTool(({ ticker }: { ticker: string }) => `${ticker}: 32.38`, {
+      name: 'get_stock_price',
+      description: 'Get the stock price',
+      parameters: z.object({ ticker: z.string() }),
+    });
+    const registry = new ToolRegistry({ store, functions: [price], debounceMs: 1 });
+    t.after(() => registry.close());
+    await store.put('tool', 'stock', { type: 'function', name: 'get_stock_price' });
+    await store.put('tool', 'quote', {
+      type: 'function',
+      function: 'get_stock_price',
+      name: 'quote',
+      description: 'A quote',
+    });
+    await store.put('tool', 'missing', { type: 'function', name: 'nope' });
+    await registry.start();
+    assert.equal(registry.tools.get('get_stock_price'), price);
+    assert.equal(registry.tools.get('quote')?.schema.description, 'A quote');
+    assert.equal((await registry.tools.call('quote', { ticker: 'AAPL' })).content, 'AAPL: 32.38');
+    const [problem] = registry.problems();
+    assert.equal(problem?.key, 'tool/missing');
+    assert.match(problem!.message, /no function tool named 'nope'.*registered: 'get_stock_price'/);
+  });
+
+  test('text-completion and prompt call the registry model (template filled from the arguments)', async (t) => {
+    const store = new MemoryConfigStore();
+    const model = new ScriptedChatCompletionClient(['Paris', 'Why did the cat...']);
+    const registry = new ToolRegistry({ store, model });
+    t.after(() => registry.close());
+    await store.put('tool', 'ask', { type: 'text-completion', name: 'ask', description: 'Ask the LLM' });
+    await store.put('prompt', 'joke', {
+      template: 'Tell a {{style}} joke about {{topic}}',
+      system: 'Be brief',
+    });
+    await store.put('tool', 'joke', {
+      type: 'prompt',
+      name: 'joke',
+      description: 'A joke',
+      template: 'joke',
+      arguments: [
+        { name: 'topic', type: 'string', description: 'about' },
+        { name: 'style', type: 'string', description: 'style' },
+      ],
+    });
+    await registry.start();
+    assert.deepEqual(registry.tools.get('ask')?.schema.parameters.required, ['question']);
+    assert.equal((await registry.tools.call('ask', { question: 'Capital of France?' })).content, 'Paris');
+    assert.equal(
+      (await registry.tools.call('joke', { topic: 'cats', style: 'dry' })).content,
+      'Why did the cat...',
+    );
+    const sent = model.calls[1]!.messages.map((m) => (m as { content: string }).content);
+    assert.deepEqual(sent, ['Be brief', 'Tell a dry joke about cats']);
+    assert.equal(model.calls[0]!.messages.at(-1)?.constructor.name, 'UserMessage');
+  });
+
+  test('prompt and text-completion without a model, or with an undeclared placeholder, are reported', async (t) => {
+    const store = new MemoryConfigStore();
+    const registry = new ToolRegistry({ store });
+    t.after(() => registry.close());
+    await store.put('tool', 'ask', { type: 'text-completion', description: 'Ask' });
+    await registry.start();
+    assert.match(registry.problems()[0]!.message, /pass \{ model \} to ToolRegistry/);
+    const withModel = new ToolRegistry({ store, model: new ScriptedChatCompletionClient([]) });
+    t.after(() => withModel.close());
+    await store.put('tool', 'p', {
+      type: 'prompt',
+      description: 'x',
+      template: 'Hello {{who}}',
+      arguments: [{ name: 'name', type: 'string' }],
+    });
+    await withModel.start();
+    const p = withModel.problems().find((x) => x.key === 'tool/p');
+    assert.match(p!.message, /uses \{\{who\}\}, which is not one of its arguments \('name'\)/);
+  });
+
+  test('http and mcp-tool without a factory are reported with the option that provides them', async (t) => {
+    const store = new MemoryConfigStore();
+    const registry = new ToolRegistry({ store });
+    t.after(() => registry.close());
+    await store.put('tool', 'web', { type: 'http', url: 'https://example.com' });
+    await store.put('tool', 'files', { type: 'mcp-tool', 'mcp-tool': 'files' });
+    await store.put('tool', 'odd', { type: 'knowledge-query' });
+    await registry.start();
+    const byKey = Object.fromEntries(registry.problems().map((p) => [p.key, p.message]));
+    assert.match(byKey['tool/web']!, /httpToolType\(\)/);
+    assert.match(byKey['tool/files']!, /toolbus\/mcp/);
+    assert.match(byKey['tool/odd']!, /unknown tool type 'knowledge-query'; known types: tool-service/);
+  });
+
+  test('a custom type uses lookup(); the tool is rebuilt when the looked-up item changes; its signal aborts when dropped', async (t) => {
+    const store = new MemoryConfigStore();
+    const signals: AbortSignal[] = [];
+    const mcpTool: ToolTypeFactory = (descriptor, ctx) => {
+      const server = ctx.lookup('mcp', String(descriptor['mcp-tool']));
+      if (server === undefined) {
+        throw new ToolbusError(
+          'invalid-config',
+          `config 'tool/${ctx.key}': no config item 'mcp/${String(descriptor['mcp-tool'])}'`,
+        );
+      }
+      signals.push(ctx.signal);
+      const url = (server as { url: string }).url;
+      return new FunctionTool(() => url, { name: ctx.key, description: 'mcp', parameters: z.object({}) });
+    };
+    const registry = new ToolRegistry({ store, toolTypes: { 'mcp-tool': mcpTool }, debounceMs: 1 });
+    t.after(() => registry.close());
+    await store.put('tool', 'files', { type: 'mcp-tool', 'mcp-tool': 'fs' });
+    await registry.start();
+    assert.equal(registry.problems()[0]?.key, 'tool/files');
+    await store.put('mcp', 'fs', { url: 'http://one' });
+    await registry.refresh();
+    assert.equal((await registry.tools.call('files', {})).content, 'http://one');
+    await store.put('mcp', 'fs', { url: 'http://two' });
+    await registry.refresh();
+    assert.equal((await registry.tools.call('files', {})).content, 'http://two');
+    assert.deepEqual(
+      signals.map((s) => s.aborted),
+      [true, false],
+    );
+    await registry.close();
+    assert.equal(signals[1]!.aborted, true);
+  });
+});
