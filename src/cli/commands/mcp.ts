@@ -1,0 +1,127 @@
+/**
+ * @module `toolbus mcp`: serve the registry's tools to MCP clients over stdio (`serve`), and import every
+ * tool of an MCP server into config (`import`).
+ */
+import type { CliCommand, CliIO } from '../command.js';
+import { ExitCode, UsageError } from '../command.js';
+import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
+import { openConfigStore } from '../connect.js';
+import { openLocalTools } from '../local-tools.js';
+
+const help = `Usage: toolbus mcp serve [--nats URL | --store PATH]
+       toolbus mcp import <id> [--prefix P] [--include a,b] [--overwrite] [--nats URL | --store PATH]
+
+serve    Serve every tool of the registry (config tools, tool services on the bus, announced
+         services) to an MCP client over stdin/stdout. The tool list follows config changes
+         (notifications/tools/list_changed). Logs go to stderr; stdout carries MCP only.
+import   Connect to the MCP server in config item mcp/<id> and write one tool/<name> item of type
+         mcp-tool for each of its tools, with arguments from the server's schema.
+
+Options:
+  --prefix P         prepend P to every imported tool name
+  --include a,b      import only these remote tools
+  --overwrite        replace tool items that already exist (default: leave them)
+${CONNECTION_FLAGS_HELP}
+  -h, --help         show this help
+
+Examples:
+  toolbus config put mcp/everything '{"command":"npx","args":["-y","@modelcontextprotocol/server-everything"]}'
+  toolbus mcp import everything --prefix everything_
+  claude mcp add toolbus -- toolbus mcp serve --store ./.toolbus/config.db
+`;
+
+function waitForEnd(io: CliIO): Promise<void> {
+  return new Promise((resolve) => {
+    if (io.signal.aborted) return resolve();
+    const done = (): void => {
+      io.signal.removeEventListener('abort', done);
+      io.stdin.removeListener('end', done);
+      io.stdin.removeListener('close', done);
+      resolve();
+    };
+    io.signal.addEventListener('abort', done, { once: true });
+    io.stdin.once('end', done);
+    io.stdin.once('close', done);
+  });
+}
+
+async function serve(argv: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { ...CONNECTION_FLAGS });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const { serveMcpStdio } = await import('../../adapters/mcp/index.js');
+  const local = await openLocalTools(values, io);
+  try {
+    for (const problem of local.problems())
+      io.stderr.write(`toolbus mcp serve: ${problem.key}: ${problem.message}\n`);
+    io.stderr.write(`toolbus mcp serve: serving ${local.tools.list().length} tools over stdio\n`);
+    const bridge = serveMcpStdio(local.tools, {
+      stdin: io.stdin,
+      stdout: io.stdout,
+      onError: (error) => io.stderr.write(`toolbus mcp serve: ${error.message}\n`),
+    });
+    await waitForEnd(io);
+    await bridge.close();
+  } finally {
+    await local.close();
+  }
+  return ExitCode.Ok;
+}
+
+async function importTools(argv: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    prefix: { type: 'string' },
+    include: { type: 'string' },
+    overwrite: { type: 'boolean' },
+    json: { type: 'boolean' },
+    ...CONNECTION_FLAGS,
+  });
+  const [id, extra] = positionals;
+  if (!id)
+    throw new UsageError("missing the server id: 'toolbus mcp import <id>' (the key of an mcp/<id> item)");
+  if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`);
+  const { importMcpTools } = await import('../../adapters/mcp/index.js');
+  const store = await openConfigStore(values, io);
+  try {
+    const include = values.include
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const imported = await importMcpTools(store, id, {
+      signal: io.signal,
+      ...(values.prefix !== undefined ? { prefix: values.prefix } : {}),
+      ...(values.overwrite ? { overwrite: true } : {}),
+      ...(include ? { include } : {}),
+    });
+    if (values.json) {
+      io.stdout.write(JSON.stringify(imported, null, 2) + '\n');
+    } else if (imported.length === 0) {
+      io.stdout.write(`MCP server 'mcp/${id}' offers no tools; nothing imported.\n`);
+    } else {
+      for (const t of imported) {
+        const note = t.status === 'exists' ? ' (exists; left alone, use --overwrite)' : '';
+        const schema = t.hasArguments ? '' : ' [schema from server]';
+        io.stdout.write(`${t.key}  <- ${t.remoteName}${schema}${note}\n`);
+      }
+      const written = imported.filter((t) => t.status === 'written').length;
+      io.stdout.write(`${written} of ${imported.length} tools written.\n`);
+    }
+  } finally {
+    await store.close();
+  }
+  return ExitCode.Ok;
+}
+
+/** The `mcp` command. */
+export const command: CliCommand = {
+  name: 'mcp',
+  summary: 'serve the tools over MCP (stdio), or import an MCP server’s tools into config',
+  help,
+  async run(argv, io) {
+    const [sub, ...rest] = argv;
+    if (sub === 'serve') return serve(rest, io);
+    if (sub === 'import') return importTools(rest, io);
+    throw new UsageError(
+      sub ? `unknown subcommand '${sub}'; expected 'serve' or 'import'` : "expected 'serve' or 'import'",
+    );
+  },
+};
