@@ -1,0 +1,325 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import {
+  AgentClient,
+  AgentService,
+  DynamicToolService,
+  FunctionExecutionResultMessage,
+  MemoryBus,
+  ModelError,
+  ReActAgent,
+  ScriptedChatCompletionClient,
+  ToolSet,
+  ToolUseAgent,
+  ToolbusError,
+  UserMessage,
+  createToolServiceTool,
+} from '../../src/index.js';
+import type { AgentStreamEvent, LLMMessage, MessageBus, RunnableAgent, Tool } from '../../src/index.js';
+import { createJokeService } from '../../examples/joke-service/service.js';
+
+const readJson = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`../../examples/joke-service/${name}`, import.meta.url), 'utf8'));
+
+type After = { after: (fn: () => Promise<void>) => void };
+
+/** A bus with the joke service running and the `tell-joke` tool bound to it. */
+async function jokeSetup(t: After): Promise<{ bus: MemoryBus; tools: ToolSet }> {
+  const bus = new MemoryBus();
+  const service = createJokeService(bus, { random: () => 0 });
+  await service.start();
+  const { tool } = createToolServiceTool({
+    bus,
+    service: readJson('joke-service.json'),
+    tool: readJson('tell-joke.json'),
+  });
+  t.after(async () => {
+    await service.close();
+    await bus.close();
+  });
+  return { bus, tools: new ToolSet([tool]) };
+}
+
+/** Starts an agent service and a client on `bus`, both closed after the test. */
+async function serve(
+  t: After,
+  bus: MessageBus,
+  agent: ConstructorParameters<typeof AgentService>[0]['agent'],
+): Promise<{ service: AgentService; client: AgentClient }> {
+  const service = new AgentService({ bus, agent });
+  await service.start();
+  const client = new AgentClient(bus, { timeoutMs: 20_000 });
+  t.after(async () => {
+    await client.close();
+    await service.close();
+  });
+  return { service, client };
+}
+
+function lastObservation(messages: readonly LLMMessage[]): string {
+  const last = messages.at(-1);
+  if (last instanceof FunctionExecutionResultMessage) return last.content[0]!.content;
+  if (last instanceof UserMessage) return last.content.replace(/^Observation: /, '');
+  throw new Error('no observation');
+}
+
+describe('AgentService with the joke tool service', () => {
+  test('ToolUseAgent on the bus: the answer and its events stream back, the user greets through the service', async (t) => {
+    const { bus, tools } = await jokeSetup(t);
+    const models: ScriptedChatCompletionClient[] = [];
+    const { client } = await serve(t, bus, () => {
+      const model = new ScriptedChatCompletionClient([
+        [{ id: 'c1', name: 'tell-joke', arguments: '{"topic": "cats"}' }],
+        (messages) => `Here is your joke: ${lastObservation(messages)}`,
+      ]);
+      models.push(model);
+      return new ToolUseAgent({ model, tools });
+    });
+    const events: AgentStreamEvent[] = [];
+    const answer = await client.ask('Tell me a joke about cats', {
+      user: 'alice',
+      onEvent: (e) => events.push(e),
+    });
+    assert.match(answer, /^Here is your joke: Hey alice! Here's a pun for you:/);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['thought', 'observation', 'answer'],
+    );
+    assert.match(events[1]!.content, /^Hey alice! Here's a pun/);
+    assert.equal(events[2]!.endOfDialog, true);
+    assert.equal(models.length, 1);
+    models[0]!.assertDone();
+    assert.equal(client.pendingCount, 0);
+  });
+
+  test('ReActAgent on the bus, streaming: thoughts arrive in pieces, then the observation and the answer', async (t) => {
+    const { bus, tools } = await jokeSetup(t);
+    const { client } = await serve(
+      t,
+      bus,
+      () =>
+        new ReActAgent({
+          model: new ScriptedChatCompletionClient(
+            [
+              'Thought: the user wants a cat joke\nAction: tell-joke\nArgs: {"topic": "cats"}',
+              (messages) => `Thought: got one\nFinal Answer: ${lastObservation(messages)}`,
+            ],
+            { modelInfo: { functionCalling: false }, chunkSize: 5 },
+          ),
+          tools,
+        }),
+    );
+    const events: AgentStreamEvent[] = [];
+    for await (const event of client.stream('A cat joke, please', { user: 'bob', streaming: true }))
+      events.push(event);
+    const thoughtPieces = events.filter((e) => e.type === 'thought' && !e.endOfMessage);
+    assert.ok(thoughtPieces.length > 1, 'the first thought streams in several pieces');
+    assert.equal(
+      thoughtPieces
+        .map((e) => e.content)
+        .join('')
+        .startsWith('the user wants a cat joke'),
+      true,
+    );
+    const observation = events.find((e) => e.type === 'observation');
+    assert.match(observation?.content ?? '', /^Hey bob! Here's a pun for you:/);
+    const answer = events
+      .filter((e) => e.type === 'answer')
+      .map((e) => e.content)
+      .join('');
+    assert.match(answer, /^Hey bob! Here's a pun for you:/);
+    const last = events.at(-1)!;
+    assert.deepEqual([last.type, last.endOfMessage, last.endOfDialog], ['answer', true, true]);
+  });
+
+  test("the request's user reaches the tool service's envelope; a 'user' argument from the model does not replace it", async (t) => {
+    const bus = new MemoryBus();
+    const seen: { user: string; args: Record<string, unknown> }[] = [];
+    const whoami = new DynamicToolService({
+      bus,
+      id: 'whoami-service',
+      topic: 'whoami',
+      invoke: (user, _config, args) => {
+        seen.push({ user, args });
+        return `you are ${user}`;
+      },
+    });
+    await whoami.start();
+    t.after(async () => {
+      await whoami.close();
+      await bus.close();
+    });
+    const { tool } = createToolServiceTool({
+      bus,
+      service: {
+        id: 'whoami-service',
+        'request-queue': 'non-persistent://tg/request/whoami',
+        'response-queue': 'non-persistent://tg/response/whoami',
+        'config-params': [],
+      },
+      tool: {
+        type: 'tool-service',
+        name: 'whoami',
+        description: 'Says who is asking',
+        service: 'whoami-service',
+        arguments: [{ name: 'user', type: 'string', description: 'ignored' }],
+      },
+    });
+    const tools: Tool[] = [tool];
+    const { client } = await serve(
+      t,
+      bus,
+      () =>
+        new ToolUseAgent({
+          model: new ScriptedChatCompletionClient([
+            [{ id: 'c1', name: 'whoami', arguments: '{"user": "mallory"}' }],
+            (messages) => lastObservation(messages),
+          ]),
+          tools,
+        }),
+    );
+    assert.equal(await client.ask('who am I?', { user: 'alice' }), 'you are alice');
+    assert.deepEqual(seen, [{ user: 'alice', args: { user: 'mallory' } }]);
+  });
+});
+
+describe('AgentService failure paths', () => {
+  test('a model failure ends the dialog with an agent-error; ask rejects, stream yields the error', async (t) => {
+    const bus = new MemoryBus();
+    t.after(() => bus.close());
+    const { client } = await serve(
+      t,
+      bus,
+      () =>
+        new ToolUseAgent({
+          model: new ScriptedChatCompletionClient([
+            () => {
+              throw new ModelError('authentication', 'invalid API key for provider');
+            },
+          ]),
+          tools: [],
+        }),
+    );
+    await assert.rejects(client.ask('hi', { user: 'alice' }), (e: unknown) => {
+      assert.ok(e instanceof ToolbusError);
+      assert.equal(e.code, 'service-error');
+      assert.match(e.message, /returned error 'agent-error': invalid API key for provider/);
+      return true;
+    });
+    const events: AgentStreamEvent[] = [];
+    for await (const event of client.stream('hi')) events.push(event);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.endOfDialog]),
+      [['error', true]],
+    );
+    assert.match(events[0]!.content, /invalid API key/);
+  });
+
+  test('an invalid request is answered invalid-request; no service listening is unavailable', async (t) => {
+    const bus = new MemoryBus();
+    t.after(() => bus.close());
+    const lonely = new AgentClient(bus, { requestQueue: 'non-persistent://tg/request/nobody' });
+    t.after(() => lonely.close());
+    await assert.rejects(lonely.ask('anyone?'), { name: 'ToolbusError', code: 'unavailable' });
+
+    const { client } = await serve(
+      t,
+      bus,
+      new ToolUseAgent({ model: new ScriptedChatCompletionClient([]), tools: [] }),
+    );
+    await assert.rejects(client.ask('   '), (e: unknown) => {
+      assert.ok(e instanceof ToolbusError);
+      assert.equal(e.code, 'invalid-request');
+      assert.match(e.message, /field 'question' must be a non-empty string/);
+      return true;
+    });
+  });
+
+  test('replicas share the request queue: each question is answered once, by one of them', async (t) => {
+    const bus = new MemoryBus();
+    t.after(() => bus.close());
+    const served = { a: 0, b: 0 };
+    const replica =
+      (name: 'a' | 'b'): (() => RunnableAgent) =>
+      () => ({
+        run: async (question: string) => {
+          served[name]++;
+          return `${name} answers ${question}`;
+        },
+      });
+    const { client } = await serve(t, bus, replica('a'));
+    const second = new AgentService({ bus, agent: replica('b') });
+    await second.start();
+    t.after(() => second.close());
+    const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => client.ask(`q${n}`)));
+    answers.forEach((answer, i) => assert.match(answer, new RegExp(`^[ab] answers q${i + 1}$`)));
+    assert.equal(served.a + served.b, 6);
+    assert.ok(served.a > 0 && served.b > 0, `both replicas served (a=${served.a}, b=${served.b})`);
+  });
+});
+
+describe('AgentService cancellation', () => {
+  test("cancelling a question cancels the agent's run and its remote tool call in the tool service", async (t) => {
+    const bus = new MemoryBus();
+    let remoteAborted!: (reason: unknown) => void;
+    const remoteAbort = new Promise<unknown>((resolve) => (remoteAborted = resolve));
+    let remoteStarted!: () => void;
+    const started = new Promise<void>((resolve) => (remoteStarted = resolve));
+    const slow = new DynamicToolService({
+      bus,
+      id: 'slow-service',
+      topic: 'slow',
+      invoke: (_user, _config, _args, ctx) =>
+        new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            remoteAborted(ctx.signal.reason);
+            reject(ctx.signal.reason);
+          });
+          remoteStarted();
+        }),
+    });
+    await slow.start();
+    t.after(async () => {
+      await slow.close();
+      await bus.close();
+    });
+    const { tool } = createToolServiceTool({
+      bus,
+      service: {
+        id: 'slow-service',
+        'request-queue': 'non-persistent://tg/request/slow',
+        'response-queue': 'non-persistent://tg/response/slow',
+      },
+      tool: {
+        type: 'tool-service',
+        name: 'slow',
+        description: 'Takes forever',
+        service: 'slow-service',
+        arguments: [],
+      },
+    });
+    const { client, service } = await serve(
+      t,
+      bus,
+      () =>
+        new ToolUseAgent({
+          model: new ScriptedChatCompletionClient([[{ id: 'c1', name: 'slow', arguments: '{}' }]]),
+          tools: [tool],
+        }),
+    );
+    const controller = new AbortController();
+    const asked = client.ask('do the slow thing', { user: 'alice', signal: controller.signal });
+    await started;
+    assert.equal(service.runningCount, 1);
+    controller.abort();
+    await assert.rejects(asked, { name: 'ToolbusError', code: 'cancelled' });
+    const bounded = new Promise((_, reject) =>
+      setTimeout(() => reject(new Error('the remote tool call was not cancelled within 5 s')), 5_000).unref(),
+    );
+    const reason = await Promise.race([remoteAbort, bounded]);
+    assert.ok(reason instanceof ToolbusError, 'the remote service saw its signal abort');
+    await service.close();
+    assert.equal(service.runningCount, 0);
+  });
+});
