@@ -482,7 +482,8 @@ export class ToolRegistry {
           });
           continue;
         }
-        const result = await this.#buildOne(source, name, { type: 'tool-service', ...descriptor }, lookup);
+        const filled = { type: 'tool-service', service: serviceId, ...descriptor };
+        const result = await this.#buildOne(source, name, filled, lookup);
         if ('error' in result) problems.push(problemOf(source, result.error));
         else add(source, result.built);
       }

@@ -248,3 +248,41 @@ function safeDecode(body: Uint8Array): Announcement | undefined {
     return undefined;
   }
 }
+
+/** The `announce` option of `DynamicToolService`: what the service announces about itself. */
+export interface DynamicToolServiceAnnounceOptions {
+  /** The tool descriptors to announce (`type` and `service` are filled in). */
+  tools: readonly JsonObject[];
+  /** The service's `config-params`, as in its descriptor. @default [] */
+  configParams?: readonly JsonValue[];
+  /** @default DEFAULT_ANNOUNCE_TTL_MS (15 000) */
+  ttlMs?: number;
+  /** @default min(DEFAULT_ANNOUNCE_HEARTBEAT_MS, ttlMs / 3) */
+  heartbeatMs?: number;
+  /** @default `<service id>-<random uuid>` */
+  instanceId?: string;
+  /** Called when a heartbeat cannot be published. @default ignore */
+  onError?: (error: unknown) => void;
+}
+
+/** Starts the announcer of a `DynamicToolService` from its queues and `announce` option. */
+export function startServiceAnnouncer(
+  bus: MessageBus,
+  service: { id: string; requestQueue: string; responseQueue: string },
+  announce: DynamicToolServiceAnnounceOptions,
+): Promise<Announcer> {
+  const options: AnnouncerOptions = {
+    service: {
+      id: service.id,
+      'request-queue': service.requestQueue,
+      'response-queue': service.responseQueue,
+      'config-params': [...(announce.configParams ?? [])],
+    },
+    tools: announce.tools,
+  };
+  if (announce.ttlMs !== undefined) options.ttlMs = announce.ttlMs;
+  if (announce.heartbeatMs !== undefined) options.heartbeatMs = announce.heartbeatMs;
+  if (announce.instanceId !== undefined) options.instanceId = announce.instanceId;
+  if (announce.onError !== undefined) options.onError = announce.onError;
+  return startAnnouncer(bus, options);
+}

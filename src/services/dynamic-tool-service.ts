@@ -5,6 +5,7 @@ import { defaultServiceQueues, parseTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
 import { ToolbusError } from '../tools/index.js';
 import { runHook, type Hook } from './hooks.js';
+import { startServiceAnnouncer, type Announcer, type DynamicToolServiceAnnounceOptions } from './announcements.js';
 import {
   WireErrorType,
   WireProperty,
@@ -114,6 +115,11 @@ export interface DynamicToolServiceOptions {
   hooks?: DynamicToolServiceHooks;
   /** The clock used for deadlines, in epoch milliseconds. @default Date.now */
   now?: () => number;
+  /**
+   * Self-announce: publish this service's descriptor and `tools` on the `tool-descriptors` topic at
+   * start, as a heartbeat, and when a registry asks; say goodbye on stop. @default none
+   */
+  announce?: DynamicToolServiceAnnounceOptions;
 }
 
 /** Counters of a {@link DynamicToolService}, as returned by `stats()`. */
@@ -216,6 +222,8 @@ export class DynamicToolService {
   #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
   #idleWaiters: (() => void)[] = [];
+  readonly #announce: DynamicToolServiceAnnounceOptions | undefined;
+  #announcer: Announcer | undefined;
   readonly #stats = {
     received: 0,
     completed: 0,
@@ -230,6 +238,7 @@ export class DynamicToolService {
   /** @throws ToolbusError `invalid-config` for a bad queue name, `concurrency` or `maxQueued`. */
   constructor(options: DynamicToolServiceOptions) {
     this.#options = resolveOptions(options);
+    this.#announce = options.announce;
   }
 
   /** The service id. */
@@ -262,7 +271,7 @@ export class DynamicToolService {
         new ToolbusError('closed', `tool service '${this.id}' was stopped; create a new one`),
       );
     }
-    this.#starting ??= this.#subscribe();
+    this.#starting ??= this.#subscribe().then(() => this.#startAnnouncing());
     return this.#starting;
   }
 
@@ -314,8 +323,21 @@ export class DynamicToolService {
     }
   }
 
+  async #startAnnouncing(): Promise<void> {
+    if (!this.#announce) return;
+    try {
+      this.#announcer = await startServiceAnnouncer(this.#options.bus, this, this.#announce);
+    } catch (error) {
+      await this.#requestSubscription?.unsubscribe();
+      await this.#cancelSubscription?.unsubscribe();
+      throw error;
+    }
+  }
+
   async #stop(signal: AbortSignal | undefined): Promise<void> {
     if (this.#starting) await this.#starting.catch(() => undefined);
+    // Goodbye first, so registries withdraw the tools before requests start being refused.
+    await this.#announcer?.stop().catch(() => undefined);
     await this.#requestSubscription?.unsubscribe();
     const abortAll = (): void => {
       const reason = new ToolbusError('cancelled', `tool service '${this.id}' is stopping`);

@@ -78,4 +78,10 @@ export {
   DEFAULT_ANNOUNCE_HEARTBEAT_MS,
   AnnouncementKind,
 } from './announcements.js';
-export type { Announcement, Announcer, AnnouncerOptions } from './announcements.js';
+export { startServiceAnnouncer } from './announcements.js';
+export type {
+  Announcement,
+  Announcer,
+  AnnouncerOptions,
+  DynamicToolServiceAnnounceOptions,
+} from './announcements.js';

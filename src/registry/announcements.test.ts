@@ -1,0 +1,208 @@
+import { describe, mock, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemoryBus } from '../bus/index.js';
+import { MemoryConfigStore } from '../config/index.js';
+import {
+  DynamicToolService,
+  TOOL_DESCRIPTORS_TOPIC,
+  decodeAnnouncement,
+  startAnnouncer,
+} from '../services/index.js';
+import type { DynamicToolServiceAnnounceOptions } from '../services/index.js';
+import { ToolRegistry } from './index.js';
+
+const tellJoke = {
+  name: 'tell-joke',
+  description: 'Tell a joke',
+  arguments: [{ name: 'topic', type: 'string', description: 'what about' }],
+};
+
+/** Lets queued bus deliveries (microtasks) and their follow-ups run. */
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function setup(t: { after: (fn: () => unknown) => void }, options: { now?: () => number } = {}) {
+  const bus = new MemoryBus();
+  const store = new MemoryConfigStore();
+  const registry = new ToolRegistry({ store, bus, debounceMs: 1, ...options });
+  const services: DynamicToolService[] = [];
+  const startService = async (announce: Partial<DynamicToolServiceAnnounceOptions> = {}, reply = 'joke') => {
+    const service = new DynamicToolService({
+      bus,
+      id: 'joke-service',
+      topic: 'joke',
+      invoke: (_user, _config, args) => `${reply} about ${String(args.topic)}`,
+      announce: { tools: [tellJoke], ...announce },
+    });
+    await service.start();
+    services.push(service);
+    return service;
+  };
+  t.after(async () => {
+    await registry.close();
+    for (const s of services) await s.stop();
+    await bus.close();
+  });
+  const settle = async () => {
+    await flush();
+    await registry.refresh();
+  };
+  const names = () => registry.tools.list().map((x) => x.name);
+  return { bus, store, registry, startService, settle, names };
+}
+
+describe('self-announcing services', () => {
+  test('an announced tool appears in a running registry and is callable', async (t) => {
+    const f = await setup(t);
+    await f.registry.start();
+    assert.deepEqual(f.names(), []);
+    await f.startService();
+    await f.settle();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    const result = await f.registry.tools.call('tell-joke', { topic: 'cats' });
+    assert.deepEqual([result.isError, result.content], [false, 'joke about cats']);
+  });
+
+  test('a registry that starts later asks services to announce at once (no waiting for a heartbeat)', async (t) => {
+    const f = await setup(t);
+    await f.startService({ ttlMs: 600_000, heartbeatMs: 300_000 });
+    await flush();
+    await f.registry.start();
+    await f.settle();
+    assert.deepEqual(f.names(), ['tell-joke']);
+  });
+
+  test('goodbye: stopping the service withdraws its tools', async (t) => {
+    const f = await setup(t);
+    await f.registry.start();
+    const service = await f.startService();
+    await f.settle();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    await service.stop();
+    await f.settle();
+    assert.deepEqual(f.names(), []);
+  });
+
+  test('two instances of one service: the tool stays until the last one says goodbye', async (t) => {
+    const f = await setup(t);
+    await f.registry.start();
+    const one = await f.startService({}, 'one');
+    const two = await f.startService({}, 'two');
+    await f.settle();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    await one.stop();
+    await f.settle();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    const result = await f.registry.tools.call('tell-joke', { topic: 'x' });
+    assert.deepEqual([result.isError, result.content], [false, 'two about x']);
+    await two.stop();
+    await f.settle();
+    assert.deepEqual(f.names(), []);
+  });
+
+  test('heartbeats keep the tools; when they lapse past the TTL the tools are withdrawn', async (t) => {
+    mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
+    t.after(() => mock.timers.reset());
+    let clock = 1_000_000;
+    const f = await setup(t, { now: () => clock });
+    const advance = async (ms: number) => {
+      for (let done = 0; done < ms; done += 100) {
+        clock += 100;
+        mock.timers.tick(100);
+        await flush();
+      }
+    };
+    await f.registry.start();
+    // A live announcer (heartbeat every 1 s, TTL 3 s) ...
+    await f.startService({ ttlMs: 3_000, heartbeatMs: 1_000 });
+    // ... and a crashed one: announced once, then nothing (no heartbeat, no goodbye).
+    await f.bus.publish(
+      TOOL_DESCRIPTORS_TOPIC,
+      JSON.stringify({
+        kind: 'announce',
+        instance: 'crashed-1',
+        'ttl-ms': 3_000,
+        service: { id: 'calc', 'request-queue': 'request:tg:calc', 'response-queue': 'response:tg:calc' },
+        tools: [{ name: 'add', description: 'Add', arguments: [] }],
+      }),
+    );
+    await f.settle();
+    assert.deepEqual(f.names().sort(), ['add', 'tell-joke']);
+    await advance(2_900);
+    await f.registry.refresh();
+    assert.deepEqual(f.names().sort(), ['add', 'tell-joke'], 'still within the TTL');
+    await advance(200);
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), ['tell-joke'], 'the crashed instance lapsed; the live one kept beating');
+    await advance(10_000);
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), ['tell-joke']);
+  });
+
+  test('on a name conflict config wins over announcements, and it is reported', async (t) => {
+    const f = await setup(t);
+    await f.store.put('tool-service', 'config-jokes', {
+      id: 'config-jokes',
+      'request-queue': 'request:tg:joke',
+      'response-queue': 'response:tg:joke',
+    });
+    await f.store.put('tool', 'tell-joke', {
+      type: 'tool-service',
+      name: 'tell-joke',
+      description: 'from config',
+      service: 'config-jokes',
+      arguments: [],
+    });
+    await f.registry.start();
+    await f.startService();
+    await f.settle();
+    assert.equal(f.registry.tools.get('tell-joke')?.description, 'from config');
+    const problem = f.registry.problems().find((p) => p.key === 'announced/joke-service/tell-joke');
+    assert.equal(problem?.severity, 'warning');
+    assert.match(problem!.message, /config wins over announcements/);
+  });
+
+  test('a config tool may use an announced service', async (t) => {
+    const f = await setup(t);
+    await f.store.put('tool', 'pun', {
+      type: 'tool-service',
+      name: 'pun',
+      description: 'A pun',
+      service: 'joke-service',
+      arguments: [{ name: 'topic', type: 'string' }],
+    });
+    await f.registry.start();
+    assert.equal(f.registry.problems()[0]?.key, 'tool/pun');
+    await f.startService();
+    await f.settle();
+    assert.deepEqual(f.names().sort(), ['pun', 'tell-joke']);
+    assert.equal((await f.registry.tools.call('pun', { topic: 'y' })).content, 'joke about y');
+  });
+
+  test('announcers reject bad descriptors with invalid-config; bad announcements are decoded as errors', async () => {
+    const bus = new MemoryBus();
+    await assert.rejects(startAnnouncer(bus, { service: { id: 'x' } }), { code: 'invalid-config' });
+    await assert.rejects(
+      startAnnouncer(bus, {
+        service: { id: 'x', 'request-queue': 'request:tg:x', 'response-queue': 'response:tg:x' },
+        tools: [{ name: 'y', description: 'y', service: 'other' }],
+      }),
+      { code: 'invalid-config', message: /names service 'other'/ },
+    );
+    await assert.rejects(
+      startAnnouncer(bus, {
+        service: { id: 'x', 'request-queue': 'request:tg:x', 'response-queue': 'response:tg:x' },
+        ttlMs: 1000,
+        heartbeatMs: 1000,
+      }),
+      { code: 'invalid-config', message: /below ttlMs/ },
+    );
+    assert.throws(() => decodeAnnouncement('nope'), { code: 'invalid-request' });
+    assert.throws(() => decodeAnnouncement('{"kind":"announce","instance":"i","ttl-ms":0}'), /ttl-ms/);
+    assert.deepEqual(decodeAnnouncement('{"kind":"goodbye","instance":"i","service-id":"s"}'), {
+      kind: 'goodbye',
+      instanceId: 'i',
+      serviceId: 's',
+    });
+    await bus.close();
+  });
+});
