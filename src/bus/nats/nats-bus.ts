@@ -118,7 +118,8 @@ interface UnavailableWatch {
 
 const RESOLVED: Promise<void> = Promise.resolve();
 const NO_PROPERTIES: BusProperties = Object.freeze({});
-const GROUP = /^[A-Za-z0-9_.-]+$/;
+/** NATS queue group names are one protocol token: anything but whitespace. */
+const GROUP = /^\S+$/;
 const MAX_SUBJECT_CACHE = 4_096;
 
 function runHooks<T>(hook: NatsBusHook<T> | undefined, context: T): void {
@@ -280,7 +281,7 @@ export class NatsBus implements MessageBus {
     if (group !== undefined && !GROUP.test(group)) {
       throw new ToolbusError(
         'invalid-config',
-        `subscriber group '${group}' is not valid: expected a name of [A-Za-z0-9_.-]`,
+        `subscriber group '${group}' is not valid: expected a non-empty name without whitespace`,
       );
     }
     const hooks = this.#hooks;
