@@ -100,7 +100,8 @@ const WHO = 'ScriptedChatCompletionClient';
  * and {@link assertDone} / {@link close} throw when steps are left.
  *
  * Errors: `model-error` (unexpected call, steps left, malformed step), `unsupported` (tools offered to a
- * model whose `functionCalling` is false), `cancelled`, `closed`.
+ * model whose `functionCalling` is false, or JSON output asked of one whose `jsonOutput` is false),
+ * `cancelled`, `closed`. Like the real clients, it checks these before consuming a step.
  *
  * @example
  * ```ts
@@ -234,6 +235,12 @@ export class ScriptedChatCompletionClient implements ChatCompletionClient {
         'unsupported',
         `${what}: the model cannot call functions (modelInfo.functionCalling is false), ` +
           `but ${tools.length} tool(s) were offered: ${tools.map((t) => `'${t.name}'`).join(', ')}`,
+      );
+    }
+    if (options.jsonOutput && !this.modelInfo.jsonOutput) {
+      throw new ToolbusError(
+        'unsupported',
+        `${what}: the model cannot be asked for JSON output (modelInfo.jsonOutput is false)`,
       );
     }
     const call: ScriptedCall = {

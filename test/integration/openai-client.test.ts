@@ -598,3 +598,33 @@ describe('OpenAIChatCompletionClient: errors, retries, cancellation', () => {
     assert.equal(server.requests.length, 0);
   });
 });
+
+describe('OpenAIChatCompletionClient: construction', () => {
+  test('needs a key for OpenAI itself, names the variable; rejects bad options', (t) => {
+    const saved = { key: process.env.OPENAI_API_KEY, url: process.env.OPENAI_BASE_URL };
+    delete process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_BASE_URL;
+    t.after(() => {
+      if (saved.key !== undefined) process.env.OPENAI_API_KEY = saved.key;
+      if (saved.url !== undefined) process.env.OPENAI_BASE_URL = saved.url;
+    });
+    assert.throws(
+      () => new OpenAIChatCompletionClient({ model: 'gpt-4o' }),
+      (e: unknown) =>
+        e instanceof ToolbusError && e.code === 'authentication' && /set OPENAI_API_KEY/.test(e.message),
+    );
+    // A local server (Ollama, vLLM, llama.cpp) needs no key.
+    assert.equal(
+      new OpenAIChatCompletionClient({ model: 'llama3.1', baseURL: 'http://127.0.0.1:1/v1/' }).baseURL,
+      'http://127.0.0.1:1/v1',
+    );
+    assert.throws(
+      () => new OpenAIChatCompletionClient({ model: '' }),
+      /option 'model' must be a non-empty string/,
+    );
+    assert.throws(
+      () => new OpenAIChatCompletionClient({ model: 'm', apiKey: 'k', timeoutMs: 0 }),
+      /option 'timeoutMs' must be a positive number, got 0/,
+    );
+  });
+});

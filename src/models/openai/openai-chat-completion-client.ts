@@ -135,7 +135,18 @@ interface CallScope {
   dispose(): void;
 }
 
-function nonNegativeInteger(name: string, value: number | undefined, fallback: number): number {
+function positive(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isFinite(v) || v <= 0) {
+    throw new ToolbusError(
+      'invalid-arguments',
+      `OpenAIChatCompletionClient: option '${name}' must be a positive number, got ${String(v)}`,
+    );
+  }
+  return v;
+}
+
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
   const v = value ?? fallback;
   if (!Number.isFinite(v) || v < 0) {
     throw new ToolbusError(
@@ -208,18 +219,14 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       model: options.model,
       baseURL,
       apiKeyEnvVar,
-      maxRetries: Math.floor(nonNegativeInteger('maxRetries', options.maxRetries, DEFAULT_MODEL_MAX_RETRIES)),
-      retryBaseDelayMs: nonNegativeInteger(
+      maxRetries: Math.floor(nonNegative('maxRetries', options.maxRetries, DEFAULT_MODEL_MAX_RETRIES)),
+      retryBaseDelayMs: nonNegative(
         'retryBaseDelayMs',
         options.retryBaseDelayMs,
         DEFAULT_RETRY_BASE_DELAY_MS,
       ),
-      maxRetryDelayMs: nonNegativeInteger(
-        'maxRetryDelayMs',
-        options.maxRetryDelayMs,
-        DEFAULT_MAX_RETRY_DELAY_MS,
-      ),
-      timeoutMs: nonNegativeInteger('timeoutMs', options.timeoutMs, DEFAULT_MODEL_TIMEOUT_MS),
+      maxRetryDelayMs: nonNegative('maxRetryDelayMs', options.maxRetryDelayMs, DEFAULT_MAX_RETRY_DELAY_MS),
+      timeoutMs: positive('timeoutMs', options.timeoutMs, DEFAULT_MODEL_TIMEOUT_MS),
       parallelToolCalls: options.parallelToolCalls,
       body,
       onRetry: options.onRetry,
