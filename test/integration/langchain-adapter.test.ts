@@ -95,6 +95,10 @@ describe('LangChainToolAdapter: LangChain tools as toolbus tools', () => {
     assert.deepEqual(recorder.events, ['start DynamicStructuredTool {"a":2,"b":3}', 'end 5']);
   });
 
+  test('null from a strict-profile model for an optional field means absent', async () => {
+    assert.equal(await new LangChainToolAdapter(add).runJson({ a: 4, b: null }), 4);
+  });
+
   test("LangChain's validation error becomes invalid-arguments with LangChain's message", async () => {
     const recorder = new Recorder();
     const adapter = new LangChainToolAdapter(add, { callbacks: [recorder] });

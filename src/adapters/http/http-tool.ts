@@ -238,15 +238,23 @@ export class HttpTool extends BaseTool {
     if (body !== undefined) headers.set('content-type', 'application/json');
     for (const [key, value] of Object.entries(values)) headers.set(key, value);
 
-    const timeout = new AbortController();
-    const timer = setTimeout(
-      () =>
-        timeout.abort(new ToolError('timeout', `timed out after ${config.timeoutMs} ms`, { toolName: name })),
-      config.timeoutMs,
-    );
-    const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+    // One controller for the request and the body: the caller's abort, the timeout and nothing else.
+    const controller = new AbortController();
+    let timedOut = false;
+    const onAbort = (): void => controller.abort(ctx.signal.reason);
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(
+        new ToolError('timeout', `tool '${name}': timed out after ${config.timeoutMs} ms`, {
+          toolName: name,
+        }),
+      );
+    }, config.timeoutMs);
+    const signal = controller.signal;
     const where = () => `${config.method} ${url.origin}${url.pathname}`;
     try {
+      if (ctx.signal.aborted) onAbort();
       const response = await this.#fetchFollowing(
         url,
         { method: config.method, headers, body, signal },
@@ -284,9 +292,10 @@ export class HttpTool extends BaseTool {
         );
       }
     } catch (error) {
-      throw this.#failure(error, ctx.signal, timeout.signal, where(), config.timeoutMs);
+      throw this.#failure(error, ctx.signal, timedOut, where(), config.timeoutMs);
     } finally {
       clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -354,7 +363,7 @@ export class HttpTool extends BaseTool {
   #failure(
     error: unknown,
     caller: AbortSignal,
-    timeout: AbortSignal,
+    timedOut: boolean,
     where: string,
     timeoutMs: number,
   ): unknown {
@@ -367,7 +376,7 @@ export class HttpTool extends BaseTool {
         cause: reason,
       });
     }
-    if (timeout.aborted) {
+    if (timedOut) {
       return new ToolError(
         'timeout',
         `tool '${name}': ${where} got no complete response within ${timeoutMs} ms (timeoutMs)`,

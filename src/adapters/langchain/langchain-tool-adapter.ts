@@ -8,6 +8,8 @@ import type { ToolRunnableConfig } from '@langchain/core/tools';
 import { ToolInputParsingException } from '@langchain/core/tools';
 import { ToolError, isToolbusError, validateToolName } from '../../tools/index.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema, ToolbusError } from '../../tools/index.js';
+import { createNullNormalizer } from '../../schema/index.js';
+import type { NullNormalizer } from '../../schema/index.js';
 import { objectSchemaOf } from './object-schema.js';
 
 /**
@@ -73,6 +75,7 @@ export class LangChainToolAdapter implements Tool {
   readonly #tool: LangChainToolLike;
   readonly #callbacks: Callbacks | undefined;
   readonly #tags: string[] | undefined;
+  readonly #normalize: NullNormalizer;
 
   /**
    * @throws ToolbusError `invalid-name` when the name does not match `^[a-zA-Z0-9_-]{1,64}$` (pass
@@ -91,6 +94,7 @@ export class LangChainToolAdapter implements Tool {
       strict: options.strict ?? false,
     };
     if (options.annotations !== undefined) this.annotations = { ...options.annotations };
+    this.#normalize = createNullNormalizer(this.schema.parameters);
     this.#tool = tool;
     this.#callbacks = options.callbacks;
     this.#tags = options.tags === undefined ? undefined : [...options.tags];
@@ -131,7 +135,9 @@ export class LangChainToolAdapter implements Tool {
         onAbort = () => reject(cancelled(name, callerSignal?.reason));
         callerSignal?.addEventListener('abort', onAbort, { once: true });
       });
-      const output = await Promise.race([this.#tool.invoke(args as never, config), aborted]);
+      // A strict-profile model sends null for optionals it leaves out; LangChain's schema wants them absent.
+      const input = this.#normalize(args);
+      const output = await Promise.race([this.#tool.invoke(input as never, config), aborted]);
       return contentOf(output);
     } catch (error) {
       if (callerSignal?.aborted) throw cancelled(name, callerSignal.reason);
