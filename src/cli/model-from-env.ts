@@ -23,6 +23,8 @@ export const NO_MODEL_MESSAGE =
 export interface ModelChoice {
   model: ChatCompletionClient;
   description: string;
+  /** Releases the client. */
+  close(): Promise<void>;
 }
 
 /**
@@ -49,18 +51,20 @@ export async function modelFromEnv(env: NodeJS.ProcessEnv): Promise<ModelChoice 
             ...(step.thought ? { thought: step.thought } : {}),
           },
     );
+    // The script is replayed in a loop so that a test can ask several times.
+    const looped = Array.from({ length: 100 }, () => script).flat();
     return {
-      model: new ScriptedChatCompletionClient(script, { repeat: true }),
+      model: new ScriptedChatCompletionClient(looped),
       description: `scripted model from ${env.TOOLBUS_SCRIPTED_MODEL} (testing only)`,
+      // Unconsumed steps are expected here, so the double's leftover check is skipped.
+      close: async () => {},
     };
   }
   if (env.SAPTIVA_API_KEY) {
     const { saptivaClient } = await import('../models/openai/index.js');
     const name = env.TOOLBUS_MODEL ?? 'Saptiva Turbo';
-    return {
-      model: saptivaClient({ model: name, apiKey: env.SAPTIVA_API_KEY }),
-      description: `Saptiva ${name}`,
-    };
+    const model = saptivaClient({ model: name, apiKey: env.SAPTIVA_API_KEY });
+    return { model, description: `Saptiva ${name}`, close: () => model.close() };
   }
   if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) {
     const { OpenAIChatCompletionClient } = await import('../models/openai/index.js');
@@ -70,7 +74,11 @@ export async function modelFromEnv(env: NodeJS.ProcessEnv): Promise<ModelChoice 
       apiKey: env.OPENAI_API_KEY ?? 'not-needed',
       ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
     });
-    return { model, description: `${name} at ${env.OPENAI_BASE_URL ?? 'api.openai.com'}` };
+    return {
+      model,
+      description: `${name} at ${env.OPENAI_BASE_URL ?? 'api.openai.com'}`,
+      close: () => model.close(),
+    };
   }
   return undefined;
 }

@@ -129,11 +129,10 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
         agent: new ToolUseAgent({ model, tools: registry.tools }),
       });
       await agentService.start();
-      cleanups.push(() => agentService.stop());
+      cleanups.push(() => agentService.close());
       const client = new AgentClient(bus);
       cleanups.push(() => client.close());
       agent = gatewayAgent(client);
-      cleanups.push(() => model.close());
     }
 
     const { createMcpHttpHandler } = await import('../adapters/mcp/index.js');

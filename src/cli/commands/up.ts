@@ -103,12 +103,14 @@ export const command: CliCommand = {
       url = await system.gateway.listen({ host, port });
     } catch (error) {
       await system.close();
+      await choice?.close();
       throw error;
     }
     io.stdout.write(banner(system, url, choice?.description));
     await waitForSignal(io);
     io.stdout.write('toolbus: stopping (calls in flight finish or are cancelled)...\n');
     await system.close();
+    await choice?.close();
     io.stdout.write('toolbus: stopped\n');
     return ExitCode.Ok;
   },
