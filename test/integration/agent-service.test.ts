@@ -323,3 +323,51 @@ describe('AgentService cancellation', () => {
     assert.equal(service.runningCount, 0);
   });
 });
+
+describe('AgentClient streams and deadlines', () => {
+  /** A service whose agent waits until its run is aborted, reporting the reason. */
+  async function hangingService(t: After): Promise<{ client: AgentClient; aborted: Promise<unknown> }> {
+    const bus = new MemoryBus();
+    t.after(() => bus.close());
+    let report!: (reason: unknown) => void;
+    const aborted = new Promise<unknown>((resolve) => (report = resolve));
+    const agent: RunnableAgent = {
+      run: (_question, options) =>
+        new Promise((_resolve, reject) => {
+          options?.onEvent?.({ type: 'thought', content: 'waiting', endOfMessage: true, iteration: 1 });
+          options?.signal?.addEventListener('abort', () => {
+            report(options.signal?.reason);
+            reject(options.signal?.reason);
+          });
+        }),
+    };
+    const { client } = await serve(t, bus, agent);
+    return { client, aborted };
+  }
+
+  test('leaving a stream early cancels the run in the service', async (t) => {
+    const { client, aborted } = await hangingService(t);
+    for await (const event of client.stream('wait')) {
+      assert.equal(event.type, 'thought');
+      break;
+    }
+    const reason = await aborted;
+    assert.ok(reason instanceof ToolbusError);
+    assert.equal(reason.code, 'cancelled');
+    assert.equal(client.pendingCount, 0);
+    const stream = client.stream('again');
+    for await (const _ of stream) break;
+    assert.throws(() => stream[Symbol.asyncIterator](), {
+      code: 'invalid-request',
+      message: /already been iterated/,
+    });
+  });
+
+  test("a question past its timeout rejects with 'timeout' and the service stops the run", async (t) => {
+    const { client, aborted } = await hangingService(t);
+    await assert.rejects(client.ask('wait', { timeoutMs: 50 }), { name: 'ToolbusError', code: 'timeout' });
+    const reason = await aborted;
+    assert.ok(reason instanceof ToolbusError);
+    assert.ok(['cancelled', 'timeout'].includes(reason.code));
+  });
+});
