@@ -1,3 +1,6 @@
+/**
+ * @module Unit tests of header-value.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkHeaders, resolveHeaders } from './header-value.js';

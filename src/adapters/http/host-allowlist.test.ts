@@ -1,3 +1,6 @@
+/**
+ * @module Unit tests of host-allowlist.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isHostAllowed } from './host-allowlist.js';

@@ -1,3 +1,6 @@
+/**
+ * @module Unit tests of url-template.
+ */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { expandUrlTemplate, parseUrlTemplate, urlTemplateFromParts } from './url-template.js';
