@@ -310,7 +310,7 @@ export class McpSession {
   }
 
   async #ensureClient(signal?: AbortSignal): Promise<Client> {
-    if (this.#closed) throw new ToolbusError('closed', `MCP server '${this.id}': the session is closed`);
+    if (this.#closed) throw new ToolError('closed', `MCP server '${this.id}': the session is closed`);
     if (signal?.aborted) throw abortReason(signal, `connecting to MCP server '${this.id}'`);
     if (this.#client) return this.#client;
     if (!this.#connecting) {
@@ -404,7 +404,8 @@ export class McpSession {
       {
         versionNegotiation: {
           mode: this.#params.protocol,
-          probe: { timeoutMs: Math.min(this.#params.timeoutMs, 10_000) },
+          // On stdio a silent probe means a 2025-only server; don't wait the whole connect timeout for it.
+          probe: { timeoutMs: Math.min(this.#params.connectTimeoutMs, 10_000) },
         },
         listChanged: {
           tools: {
@@ -423,7 +424,7 @@ export class McpSession {
       }
     };
     try {
-      await client.connect(transport, { timeout: this.#params.timeoutMs });
+      await client.connect(transport, { timeout: this.#params.connectTimeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
       throw new ToolError('unavailable', `MCP server '${this.id}' could not be reached: ${String(error)}`, {

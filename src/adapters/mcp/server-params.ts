@@ -49,6 +49,8 @@ export interface McpTimeoutParams {
   timeoutMs?: number;
   /** Per-tool timeouts, by the server's tool name; override {@link timeoutMs}. @default {} */
   toolTimeoutsMs?: Record<string, number>;
+  /** How long connecting (spawning, handshake, protocol probe) may take. @default DEFAULT_MCP_TIMEOUT_MS (60 000) */
+  connectTimeoutMs?: number;
   /** Hard cap on a call whose timeout is reset by progress. @default DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS (1 800 000) */
   maxTotalTimeoutMs?: number;
   /**
@@ -69,6 +71,7 @@ export interface ResolvedMcpServerParams {
   url?: URL;
   headers: Record<string, string>;
   timeoutMs: number;
+  connectTimeoutMs: number;
   toolTimeoutsMs: Record<string, number>;
   maxTotalTimeoutMs: number;
   protocol: 'auto' | 'legacy';
@@ -98,6 +101,7 @@ export function resolveMcpServerParams(params: McpServerParams): ResolvedMcpServ
     params.maxTotalTimeoutMs,
     Math.max(DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS, timeoutMs),
   );
+  const connectTimeoutMs = positive('connectTimeoutMs', params.connectTimeoutMs, DEFAULT_MCP_TIMEOUT_MS);
   const toolTimeoutsMs: Record<string, number> = {};
   for (const [name, ms] of Object.entries(params.toolTimeoutsMs ?? {})) {
     toolTimeoutsMs[name] = positive(`toolTimeoutsMs.${name}`, ms, timeoutMs);
@@ -109,7 +113,7 @@ export function resolveMcpServerParams(params: McpServerParams): ResolvedMcpServ
       `MCP server: 'protocol' must be 'auto' or 'legacy', got '${String(protocol)}'`,
     );
   }
-  const common = { timeoutMs, toolTimeoutsMs, maxTotalTimeoutMs, protocol };
+  const common = { timeoutMs, connectTimeoutMs, toolTimeoutsMs, maxTotalTimeoutMs, protocol };
   if ('command' in params && params.command !== undefined) {
     if (typeof params.command !== 'string' || params.command === '') {
       throw new ToolbusError('invalid-config', "MCP server: 'command' must be a non-empty string");

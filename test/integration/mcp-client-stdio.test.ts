@@ -1,0 +1,224 @@
+/**
+ * `mcpServerTools` against the SDK-built fixture server as a real stdio child process: discovery with
+ * `$defs`, results, errors, timeouts reset by progress, MCP cancel, list_changed, restarts, cleanup.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mcpServerTools, type McpServerTools } from '../../src/adapters/mcp/index.js';
+import { ToolbusError } from '../../src/tools/index.js';
+import { ROOT, isAlive, stdioFixtureParams, waitFor } from '../fixtures/mcp-spawn.js';
+
+describe('mcpServerTools over stdio (fixture server)', { timeout: 60_000 }, () => {
+  let mcp: McpServerTools;
+  const dir = mkdtempSync(join(tmpdir(), 'toolbus-mcp-'));
+  const marker = join(dir, 'crashed');
+
+  before(async () => {
+    mcp = await mcpServerTools({
+      ...stdioFixtureParams({ MCP_FIXTURE_CRASH_MARKER: marker }),
+      id: 'fixture',
+      timeoutMs: 400,
+      toolTimeoutsMs: { echo: 10_000, add: 10_000, media: 10_000, pid: 10_000, counter: 10_000 },
+    });
+  });
+  after(async () => {
+    await mcp.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('discovers every tool with its JSON Schema, $defs and $ref kept', () => {
+    const names = mcp.list().map((t) => t.name);
+    for (const name of ['echo', 'add', 'slow', 'fail', 'media', 'pid', 'counter', 'add_tool']) {
+      assert.ok(names.includes(name), `missing ${name} in ${names.join(',')}`);
+    }
+    const echo = mcp.get('echo');
+    assert.ok(echo);
+    const params = echo.schema.parameters as Record<string, unknown>;
+    assert.deepEqual((params.properties as Record<string, unknown>).message, { $ref: '#/$defs/Message' });
+    assert.equal((params.$defs as Record<string, { required: string[] }>).Message.required[0], 'text');
+    assert.deepEqual(mcp.get('add')?.annotations, { readOnly: true });
+  });
+
+  test('joins text, turns structuredContent into JSON and describes media', async () => {
+    const echo = await mcp.call('echo', { message: { text: 'hi', times: 2 } });
+    assert.equal(echo.isError, false);
+    assert.equal(echo.content, 'hi hi');
+    const add = await mcp.call('add', '{"a": 2, "b": 3}');
+    assert.deepEqual(JSON.parse(add.content), { sum: 5 });
+    const media = await mcp.call('media', {});
+    assert.equal(media.isError, false);
+    assert.match(media.content, /^here is media/);
+    assert.match(media.content, /\[image: image\/png, 70 bytes\]/);
+    assert.match(media.content, /\[audio: audio\/wav, 12 bytes\]/);
+    assert.match(media.content, /\[resource: file:\/\/\/notes.txt, text\/plain\]\nnote body/);
+    assert.match(media.content, /\[resource: file:\/\/\/blob.bin, application\/octet-stream, 3 bytes\]/);
+    assert.match(media.content, /\[resource link: big.csv <file:\/\/\/big.csv>, text\/csv\]/);
+  });
+
+  test('isError results and bad arguments become error results with codes', async () => {
+    const failed = await mcp.call('fail', {});
+    assert.equal(failed.isError, true);
+    assert.equal(failed.error?.code, 'tool-error');
+    assert.match(failed.content, /tool 'fail': the fixture tool failed on purpose/);
+    const bad = await mcp.call('echo', { message: { times: 2 } });
+    assert.equal(bad.isError, true);
+    assert.equal(bad.error?.code, 'invalid-arguments');
+    assert.match(bad.content, /message\.text/);
+    const unknown = await mcp.call('nope', {});
+    assert.equal(unknown.error?.code, 'unknown-tool');
+  });
+
+  test('one long-lived session serves every call', async () => {
+    const pids = new Set<string>();
+    for (let i = 0; i < 5; i++) pids.add((await mcp.call('pid', {})).content);
+    assert.equal(pids.size, 1);
+    assert.equal(mcp.session.connectCount, 1);
+    assert.equal(String(mcp.session.childPid), [...pids][0]);
+  });
+
+  test('progress resets the timeout; silence beyond it times out', async () => {
+    // 6 steps of 150 ms: longer than the 400 ms timeout in total, but progress arrives every 150 ms.
+    const ok = await mcp.call('slow', { steps: 6, stepMs: 150 });
+    assert.equal(ok.isError, false, ok.content);
+    assert.equal(ok.content, 'done after 6 steps');
+    const late = await mcp.call('slow', { steps: 1, stepMs: 1500 });
+    assert.equal(late.isError, true);
+    assert.equal(late.error?.code, 'timeout');
+    assert.match(late.content, /timed out after 400 ms/);
+  });
+
+  test('cancellation sends the MCP cancel: the server sees its signal abort', async () => {
+    const before = Number((await mcp.call('cancel_seen', {})).content);
+    const controller = new AbortController();
+    const pending = mcp.call('slow', { steps: 20, stepMs: 100 }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 150);
+    const result = await pending;
+    assert.equal(result.isError, true);
+    assert.equal(result.error?.code, 'cancelled');
+    const seen = await waitFor(
+      async () => Number((await mcp.call('cancel_seen', {})).content) > before,
+      5000,
+      50,
+    );
+    assert.ok(seen, 'the server never saw the cancellation');
+  });
+
+  test('tools/list_changed refreshes the live set', async () => {
+    const changed = new Promise<readonly string[]>((resolve) => {
+      const off = mcp.onChange((tools) => {
+        if (tools.some((t) => t.name === 'extra_tool')) {
+          off();
+          resolve(tools.map((t) => t.name));
+        }
+      });
+    });
+    await mcp.call('add_tool', { name: 'extra_tool' });
+    const names = await changed;
+    assert.ok(names.includes('extra_tool'));
+    assert.equal((await mcp.tools.call('extra_tool', {})).content, 'hello from extra_tool');
+    const removed = new Promise<void>((resolve) => {
+      const off = mcp.onChange((tools) => {
+        if (!tools.some((t) => t.name === 'extra_tool')) {
+          off();
+          resolve();
+        }
+      });
+    });
+    await mcp.call('remove_tool', { name: 'extra_tool' });
+    await removed;
+    assert.equal(mcp.get('extra_tool'), undefined);
+  });
+
+  test('server restart: a read-only tool is retried once after reconnecting', async () => {
+    rmSync(marker, { force: true });
+    const pidBefore = mcp.session.childPid;
+    const result = await mcp.call('flaky_read', {});
+    assert.equal(result.isError, false, result.content);
+    assert.match(result.content, /^read from \d+$/);
+    assert.notEqual(mcp.session.childPid, pidBefore);
+    assert.equal(mcp.session.connectCount, 2);
+  });
+
+  test('server restart: a tool that is not idempotent is not retried and says so', async () => {
+    rmSync(marker, { force: true });
+    const result = await mcp.call('flaky_write', {});
+    assert.equal(result.isError, true);
+    assert.equal(result.error?.code, 'unavailable');
+    assert.match(result.content, /restarted or its session expired during the call/);
+    assert.match(result.content, /not retried because the tool is not annotated read-only or idempotent/);
+    // The session reconnects: the next call works.
+    const after = await mcp.call('pid', {});
+    assert.equal(after.isError, false, after.content);
+  });
+
+  test('close() stops the child process and is idempotent', async () => {
+    const other = await mcpServerTools({ ...stdioFixtureParams(), protocol: 'legacy' });
+    assert.equal(other.session.protocolEra, 'legacy');
+    const pid = other.session.childPid;
+    assert.ok(pid !== null && isAlive(pid));
+    await other.close();
+    await other.close();
+    assert.ok(await waitFor(() => !isAlive(pid), 5000), 'child still running after close');
+    const afterClose = await other.call('pid', {});
+    assert.equal(afterClose.isError, true);
+    assert.equal(afterClose.error?.code, 'closed');
+  });
+});
+
+test(
+  'both protocol eras: auto negotiates 2026-07-28 with the fixture, legacy speaks 2025',
+  { timeout: 30_000 },
+  async (t) => {
+    const modern = await mcpServerTools(stdioFixtureParams());
+    t.after(() => modern.close());
+    assert.equal(modern.session.protocolEra, 'modern');
+    assert.equal(modern.session.protocolVersion, '2026-07-28');
+    assert.equal((await modern.call('echo', { message: { text: 'x' } })).content, 'x');
+  },
+);
+
+test('bad params and unreachable servers reject with typed errors', { timeout: 30_000 }, async () => {
+  await assert.rejects(mcpServerTools({ url: 'not a url' }), (e: unknown) => {
+    assert.ok(e instanceof ToolbusError);
+    assert.equal(e.code, 'invalid-config');
+    assert.match(e.message, /'url' must be an absolute URL/);
+    return true;
+  });
+  await assert.rejects(
+    mcpServerTools({
+      command: process.execPath,
+      args: ['-e', 'process.exit(1)'],
+      stderr: 'ignore',
+      protocol: 'legacy',
+    }),
+    (e: unknown) => e instanceof ToolbusError && e.code === 'unavailable',
+  );
+});
+
+test(
+  'a stdio child is killed when the parent process exits without closing',
+  { timeout: 30_000 },
+  async () => {
+    const script = `
+    const { mcpServerTools } = await import(${JSON.stringify(join(ROOT, 'src/adapters/mcp/index.ts'))});
+    const { stdioFixtureParams } = await import(${JSON.stringify(join(ROOT, 'test/fixtures/mcp-spawn.ts'))});
+    const mcp = await mcpServerTools({ ...stdioFixtureParams(), protocol: 'legacy' });
+    process.stdout.write(String(mcp.session.childPid) + '\\n');
+    process.exit(0);
+  `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    await new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const pid = Number(out.trim());
+    assert.ok(pid > 0, `no child pid printed: '${out}'`);
+    assert.ok(await waitFor(() => !isAlive(pid), 10_000), `MCP child ${pid} outlived its parent`);
+  },
+);
