@@ -43,7 +43,8 @@ test('converts every message kind; one tool message per function result', () => 
       content: 'Two lookups.',
       tool_calls: [
         { id: 'c1', type: 'function', function: { name: 'get_stock_price', arguments: '{"ticker":"AAPL"}' } },
-        { id: 'c2', type: 'function', function: { name: 'files_read', arguments: '{not json' } },
+        // Malformed arguments are not replayed (providers reject the whole conversation); the result says why.
+        { id: 'c2', type: 'function', function: { name: 'files_read', arguments: '{}' } },
       ],
     },
     { role: 'tool', tool_call_id: 'c1', content: '32.38' },

@@ -23,7 +23,10 @@ export interface ToOpenAIMessagesOptions {
  * - `SystemMessage` → `system`; `UserMessage` → `user` (its `source` is not sent: providers restrict
  *   the `name` field's characters, and no model needs it);
  * - `AssistantMessage` with text → `assistant` text; with `FunctionCall[]` → `assistant` with
- *   `tool_calls` (the raw argument string as is) and its `thought`, if any, as `content`;
+ *   `tool_calls` and its `thought`, if any, as `content`. Argument text that is not a JSON object (a
+ *   model's malformed call) is sent as `{}`: replayed verbatim it makes many providers reject every
+ *   later request of the conversation, while the tool's error result already tells the model what
+ *   was wrong. The `FunctionCall` itself keeps the raw text;
  * - `FunctionExecutionResultMessage` → one `tool` message per result, with `tool_call_id`.
  *
  * @example
@@ -56,7 +59,7 @@ export function toOpenAIMessages(
           tool_calls: message.content.map((call) => ({
             id: call.id,
             type: 'function' as const,
-            function: { name: toolName(call.name), arguments: call.arguments },
+            function: { name: toolName(call.name), arguments: wireArguments(call.arguments) },
           })),
         };
         out.push(assistant);
@@ -83,4 +86,15 @@ export function toOpenAIMessages(
     }
   }
   return out;
+}
+
+/** The argument text to replay: the model's own when it is a JSON object, else `{}`. */
+function wireArguments(text: string): string {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return text;
+  } catch {
+    // fall through
+  }
+  return '{}';
 }
