@@ -171,6 +171,40 @@ export type {
 } from './config/index.js';
 
 // --- registry ---
+export {
+  ToolRegistry,
+  DEFAULT_REGISTRY_DEBOUNCE_MS,
+  DEFAULT_REGISTRY_RETRY_MS,
+  ProblemSeverity,
+  TOOL_TYPE_PROVIDERS,
+  textCompletionToolType,
+  promptToolType,
+  renderTemplate,
+} from './registry/index.js';
+export type {
+  ToolRegistryOptions,
+  RegistryChange,
+  RegistryProblem,
+  ToolTypeFactory,
+  ToolTypeContext,
+} from './registry/index.js';
+// Self-announcing services (src/services/announcements.ts), which the registry consumes.
+export {
+  startAnnouncer,
+  startServiceAnnouncer,
+  requestAnnouncements,
+  decodeAnnouncement,
+  TOOL_DESCRIPTORS_TOPIC,
+  DEFAULT_ANNOUNCE_TTL_MS,
+  DEFAULT_ANNOUNCE_HEARTBEAT_MS,
+  AnnouncementKind,
+} from './services/index.js';
+export type {
+  Announcement,
+  Announcer,
+  AnnouncerOptions,
+  DynamicToolServiceAnnounceOptions,
+} from './services/index.js';
 
 // --- models ---
 export {
@@ -222,6 +256,7 @@ export {
   TypeSubscription,
   AgentEventType,
   AgentFinishReason,
+  askAgent,
   ToolUseAgent,
   DEFAULT_SYSTEM_MESSAGE,
   DEFAULT_MAX_ITERATIONS,
