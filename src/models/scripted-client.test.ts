@@ -132,7 +132,7 @@ describe('ScriptedChatCompletionClient', () => {
       assert.ok(e instanceof ToolbusError);
       assert.equal(e.code, 'model-error');
       assert.match(e.message, /unexpected call #2/);
-      assert.match(e.message, /1 step\(s\) and all were consumed/);
+      assert.match(e.message, /1 step\(s\), all consumed, so no call #2 was expected/);
       assert.match(e.message, /UserMessage "What is the stock price/);
       return true;
     });

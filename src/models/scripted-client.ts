@@ -255,8 +255,9 @@ export class ScriptedChatCompletionClient implements ChatCompletionClient {
     if (this.#next >= this.#steps.length) {
       throw new ToolbusError(
         'model-error',
-        `${WHO}: unexpected call #${callNumber}: the script has ${this.#steps.length} step(s) and all were ` +
-          `consumed; the call's last message was ${describeMessage(messages[messages.length - 1])}`,
+        `${WHO}: unexpected call #${callNumber}: the script has ${this.#steps.length} step(s), all consumed, ` +
+          `so no call #${callNumber} was expected; its last message was ` +
+          describeMessage(messages[messages.length - 1]),
       );
     }
     const step = this.#steps[this.#next++] as ScriptedStep;
