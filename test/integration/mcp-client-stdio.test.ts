@@ -39,7 +39,7 @@ describe('mcpServerTools over stdio (fixture server)', { timeout: 60_000 }, () =
     assert.ok(echo);
     const params = echo.schema.parameters as Record<string, unknown>;
     assert.deepEqual((params.properties as Record<string, unknown>).message, { $ref: '#/$defs/Message' });
-    assert.equal((params.$defs as Record<string, { required: string[] }>).Message.required[0], 'text');
+    assert.deepEqual((params.$defs as Record<string, { required: string[] }>).Message?.required, ['text']);
     assert.deepEqual(mcp.get('add')?.annotations, { readOnly: true });
   });
 
