@@ -125,3 +125,21 @@ export function toRunError(error: unknown, signal: AbortSignal | undefined): Too
     },
   );
 }
+
+/**
+ * Runs `agent` the way `AgentClient.ask` answers: events go to `onEvent` except `error`, since the
+ * failure is the rejection. This is the shape the HTTP gateway expects of an agent.
+ */
+export function askAgent(
+  agent: RunnableAgent,
+  question: string,
+  options: AgentRunOptions = {},
+): Promise<string> {
+  const onEvent = options.onEvent;
+  return agent.run(question, {
+    ...options,
+    ...(onEvent
+      ? { onEvent: (event: AgentEvent) => (event.type === 'error' ? undefined : onEvent(event)) }
+      : {}),
+  });
+}

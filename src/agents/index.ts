@@ -23,7 +23,7 @@ export type {
   HandlerErrorContext,
 } from './single-threaded-agent-runtime.js';
 export { TypeSubscription } from './type-subscription.js';
-export { AgentEventType, AgentFinishReason } from './agent.js';
+export { AgentEventType, AgentFinishReason, askAgent } from './agent.js';
 export type { AgentEvent, AgentHistoryItem, AgentRunOptions, RunnableAgent } from './agent.js';
 export {
   ToolUseAgent,

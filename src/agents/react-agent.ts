@@ -6,7 +6,7 @@ import { AssistantMessage, SystemMessage, UserMessage, abortError } from '../mod
 import type { ChatCompletionClient, LLMMessage } from '../models/index.js';
 import { ToolbusError } from '../tools/index.js';
 import type { Tool, ToolProvider } from '../tools/index.js';
-import { emit, historyMessages, toRunError } from './agent.js';
+import { askAgent, emit, historyMessages, toRunError } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { REACT_FORMAT, StreamingReActParser, parseReActResponse } from './react-parser.js';
 import type { ReActStep } from './react-parser.js';
@@ -80,6 +80,14 @@ export class ReActAgent implements RunnableAgent {
     this.#maxIterations = maxIterations;
     this.#user = options.user;
     this.#toolTimeoutMs = options.toolTimeoutMs;
+  }
+
+  /**
+   * {@link run} with a question, as `AgentClient.ask` and the HTTP gateway expect: `onEvent` gets every
+   * event but `error` (the failure is the rejection).
+   */
+  ask(question: string, options: AgentRunOptions = {}): Promise<string> {
+    return askAgent(this, question, options);
   }
 
   /**

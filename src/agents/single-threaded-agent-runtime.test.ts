@@ -107,7 +107,10 @@ describe('SingleThreadedAgentRuntime', () => {
 
   test('publishMessage reaches subscribers keyed by topic source, never the sender', async (t) => {
     const runtime = await started(t);
-    await runtime.addSubscription(new TypeSubscription('notes', 'echo'));
+    const subscription = await runtime.subscribe('notes', 'echo');
+    await runtime.addSubscription(new TypeSubscription('removed', 'echo', 'gone'));
+    await runtime.removeSubscription('gone');
+    await runtime.publishMessage(new Note('lost'), new TopicId('removed', 's2'));
     await runtime.publishMessage(new Note('relay'), new TopicId('notes', 's1'));
     await runtime.publishMessage(new Note('hello'), new TopicId('notes', 's2'));
     await runtime.publishMessage(new Note('ignored'), new TopicId('other', 's1'));
@@ -117,6 +120,8 @@ describe('SingleThreadedAgentRuntime', () => {
     // s1 published 'relayed' on its own topic: it is the only subscriber and the sender, so nobody gets it.
     assert.deepEqual(s1.notes, ['relay from outside']);
     assert.deepEqual(s2.notes, ['hello from outside']);
+    await runtime.removeSubscription(subscription.id);
+    await assert.rejects(runtime.removeSubscription(subscription.id), { code: 'invalid-request' });
   });
 
   test('published-message handler errors go to the hook, not the publisher', async (t) => {

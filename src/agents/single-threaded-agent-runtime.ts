@@ -16,6 +16,7 @@ import type {
   Subscription,
 } from './agent-runtime.js';
 import { abortError } from '../models/index.js';
+import { TypeSubscription } from './type-subscription.js';
 
 /** Where a published message failed, reported to {@link RuntimeHooks.onHandlerError}. */
 export interface HandlerErrorContext {
@@ -111,6 +112,16 @@ export class SingleThreadedAgentRuntime implements AgentRuntime {
   /** Adds a subscription for published messages. */
   async addSubscription(subscription: Subscription): Promise<void> {
     this.#subscriptions.set(subscription.id, subscription);
+  }
+
+  /**
+   * Subscribes agents of `agentType` to topics of `topicType` (a {@link TypeSubscription}: the topic's
+   * source becomes the agent's key). Resolves with the subscription, for `removeSubscription(sub.id)`.
+   */
+  async subscribe(topicType: string, agentType: string): Promise<Subscription> {
+    const subscription = new TypeSubscription(topicType, agentType);
+    await this.addSubscription(subscription);
+    return subscription;
   }
 
   /** Removes a subscription. Rejects with `invalid-request` when there is no subscription with that id. */

@@ -276,3 +276,22 @@ describe('ToolUseAgent', () => {
     });
   });
 });
+
+test('ask is run with a question whose errors reject without an error event (the gateway shape)', async () => {
+  const model = new ScriptedChatCompletionClient([]);
+  const events: AgentEvent[] = [];
+  await assert.rejects(
+    new ToolUseAgent({ model, tools: [add] }).ask('x', { onEvent: (e) => events.push(e) }),
+    { code: 'model-error' },
+  );
+  assert.equal(events.length, 0);
+  const ok = new ScriptedChatCompletionClient(['hello']);
+  assert.equal(
+    await new ToolUseAgent({ model: ok, tools: [] }).ask('hi', { onEvent: (e) => events.push(e) }),
+    'hello',
+  );
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['answer'],
+  );
+});

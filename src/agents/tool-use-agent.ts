@@ -13,7 +13,7 @@ import {
 import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
 import { ToolbusError } from '../tools/index.js';
 import type { Tool, ToolProvider, ToolResult } from '../tools/index.js';
-import { emit, historyMessages, toRunError } from './agent.js';
+import { askAgent, emit, historyMessages, toRunError } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { mapWithLimit } from './map-with-limit.js';
 import { toToolProvider } from './tool-provider.js';
@@ -122,6 +122,14 @@ export class ToolUseAgent implements RunnableAgent {
       toolTimeoutMs: options.toolTimeoutMs,
       name: options.name ?? 'assistant',
     };
+  }
+
+  /**
+   * {@link run} with a question, as `AgentClient.ask` and the HTTP gateway expect: `onEvent` gets every
+   * event but `error` (the failure is the rejection).
+   */
+  ask(question: string, options: AgentRunOptions = {}): Promise<string> {
+    return askAgent(this, question, options);
   }
 
   /**
