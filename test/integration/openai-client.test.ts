@@ -590,12 +590,18 @@ describe('OpenAIChatCompletionClient: errors, retries, cancellation', () => {
     assert.equal(server.requests.length, 0);
   });
 
-  test('a closed client refuses new calls', async (t) => {
+  test('close() ends calls in flight and refuses new ones', async (t) => {
     const { server, client } = await setup(t);
+    server.reply({ hang: true });
+    const pending = client.create([question()]);
+    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await client.close();
+    await assert.rejects(pending, rejectsWith('closed', /closed during the call/));
+    await server.requests[0]?.closed;
     await client.close();
     await client.close();
-    await assert.rejects(client.create([question()]), rejectsWith('closed', /closed/));
-    assert.equal(server.requests.length, 0);
+    await assert.rejects(client.create([question()]), rejectsWith('closed', /the client is closed/));
+    assert.equal(server.requests.length, 1);
   });
 });
 

@@ -188,6 +188,8 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
   readonly #options: Resolved;
   #total: RequestUsage = emptyUsage();
   #closed = false;
+  /** The controllers of calls in flight, aborted by `close()`. */
+  readonly #active = new Set<AbortController>();
 
   constructor(options: OpenAIChatCompletionClientOptions) {
     if (typeof options?.model !== 'string' || options.model.trim() === '') {
@@ -322,9 +324,15 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     return { ...this.#total };
   }
 
-  /** Marks the client closed; later calls reject with `closed`. Idempotent. */
+  /** Closes the client: calls in flight and later calls reject with `closed`. Idempotent. */
   async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
+    const reason = new ToolbusError(
+      'closed',
+      `model '${this.#options.model}': the client was closed during the call`,
+    );
+    for (const controller of this.#active) controller.abort(reason);
   }
 
   /** Alias of {@link close}. */
@@ -423,6 +431,8 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
   #scope(callerSignal: AbortSignal | undefined, prepared: Prepared): CallScope {
     const { model, timeoutMs, baseURL, apiKeyEnvVar } = this.#options;
     const controller = new AbortController();
+    const active = this.#active;
+    active.add(controller);
     const timer = setTimeout(() => {
       controller.abort(
         new ToolbusError(
@@ -438,6 +448,7 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       context: { model, baseURL, apiKeyEnvVar, tools: prepared.tools, signal: controller.signal },
       dispose() {
         clearTimeout(timer);
+        active.delete(controller);
         callerSignal?.removeEventListener('abort', onAbort);
         // Drops a stream the consumer left early; a no-op after a completed request.
         if (!controller.signal.aborted)
