@@ -399,3 +399,28 @@ describe('ToolRegistry: tool types', () => {
     assert.equal(signals[1]!.aborted, true);
   });
 });
+
+describe('ToolRegistry: lifecycle', () => {
+  test('start with an aborted signal rejects with cancelled; close is idempotent', async () => {
+    const store = new MemoryConfigStore();
+    const registry = new ToolRegistry({ store });
+    const controller = new AbortController();
+    controller.abort();
+    await assert.rejects(registry.start({ signal: controller.signal }), { code: 'cancelled' });
+    await registry.close();
+    await registry.close();
+    await assert.rejects(registry.start(), { code: 'closed' });
+  });
+
+  test('after close, store changes no longer reach the tool set', async (t) => {
+    const store = new MemoryConfigStore();
+    const price = new FunctionTool(() => 1, { name: 'p', description: 'p', parameters: z.object({}) });
+    const registry = new ToolRegistry({ store, functions: [price], debounceMs: 1 });
+    t.after(() => store.close());
+    await registry.start();
+    await registry.close();
+    await store.put('tool', 'p', { type: 'function', name: 'p' });
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(registry.tools.list(), []);
+  });
+});

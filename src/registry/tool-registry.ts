@@ -178,13 +178,25 @@ export class ToolRegistry {
   /**
    * Loads every item, builds the first tool set, starts following the store, and (with a bus) listens
    * to announcements and asks services to announce now. Resolves once the first set is live.
-   * Idempotent. Rejects with the store's error (e.g. `store-error`) when the first load fails, or
-   * `closed` after {@link close}.
+   * Idempotent. Rejects with the store's error (e.g. `store-error`) when the first load fails,
+   * `closed` after {@link close}, or `cancelled` when `options.signal` aborts first (the registry then
+   * closes).
    */
-  start(): Promise<void> {
+  start(options: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.#closing) return Promise.reject(closedError());
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(cancelledError(signal.reason));
     this.#started ??= this.#start();
-    return this.#started;
+    if (!signal) return this.#started;
+    // Giving up on start closes the registry, so nothing keeps loading in the background.
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        reject(cancelledError(signal.reason));
+        void this.close();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#started!.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   /** Everything wrong with the config and announcements now, sorted by key. */
@@ -601,4 +613,9 @@ function unknownType(type: string, key: string, known: string[]): ToolbusError {
 
 function closedError(): ToolbusError {
   return new ToolbusError('closed', 'ToolRegistry is closed; create a new one');
+}
+
+function cancelledError(reason: unknown): ToolbusError {
+  if (reason instanceof ToolbusError) return reason;
+  return new ToolbusError('cancelled', 'ToolRegistry.start was cancelled', { cause: reason });
 }
