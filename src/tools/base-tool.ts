@@ -16,6 +16,7 @@ import {
 } from '../schema/index.js';
 import { ToolError, ToolbusError } from './errors.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext } from './tool.js';
+import { LazyAbortController } from './lazy-abort-controller.js';
 import { validateToolName } from './tool-name.js';
 
 /** Options of {@link BaseTool}. */
@@ -117,20 +118,33 @@ export abstract class BaseTool implements Tool {
    * `tool-error` (what `run` threw, as `cause`), or a `ToolError` thrown by `run` unchanged.
    */
   async runJson(args: unknown, signal?: SignalLike, options?: RunJsonOptions): Promise<unknown> {
+    // A LazyAbortController (from ToolSet) is read without creating its AbortSignal unless the tool asks.
+    const lazy = signal instanceof LazyAbortController ? signal : undefined;
     const abortSignal =
-      signal === undefined ? NEVER_ABORTED : signal instanceof AbortSignal ? signal : signal.signal;
-    if (abortSignal.aborted) throw this.#cancelled(abortSignal);
+      lazy !== undefined
+        ? undefined
+        : signal === undefined
+          ? NEVER_ABORTED
+          : signal instanceof AbortSignal
+            ? signal
+            : signal.signal;
+    if (lazy !== undefined ? lazy.aborted : abortSignal?.aborted) throw this.#cancelled(lazy ?? abortSignal);
     const checked = this.#validate(args);
     const result: ValidationResult = checked instanceof Promise ? await checked : checked;
     if (!result.ok) throw this.invalidArguments(result.issues);
-    if (abortSignal.aborted) throw this.#cancelled(abortSignal);
-    const ctx: ToolCallContext = { signal: abortSignal, callId: options?.callId ?? randomUUID() };
+    if (lazy !== undefined ? lazy.aborted : abortSignal?.aborted) throw this.#cancelled(lazy ?? abortSignal);
+    const callId = options?.callId ?? randomUUID();
+    const ctx: ToolCallContext =
+      lazy !== undefined
+        ? new LazySignalContext(lazy, callId)
+        : { signal: abortSignal as AbortSignal, callId };
     if (options?.user !== undefined) ctx.user = options.user;
     try {
       return await this.run(result.value as Record<string, unknown>, ctx);
     } catch (error) {
       if (error instanceof ToolError) throw error;
-      if (abortSignal.aborted) throw this.#cancelled(abortSignal);
+      if (lazy !== undefined ? lazy.aborted : abortSignal?.aborted)
+        throw this.#cancelled(lazy ?? abortSignal);
       const message = error instanceof Error ? error.message : String(error);
       throw new ToolError('tool-error', `tool '${this.name}' failed: ${message}`, {
         cause: error,
@@ -157,8 +171,8 @@ export abstract class BaseTool implements Tool {
     });
   }
 
-  #cancelled(signal: AbortSignal): ToolError {
-    const reason: unknown = signal.reason;
+  #cancelled(signal: { readonly reason: unknown } | undefined): ToolError {
+    const reason: unknown = signal?.reason;
     if (reason instanceof ToolError) return reason;
     if (reason instanceof ToolbusError) {
       return new ToolError(reason.code, reason.message, { cause: reason, toolName: this.name });
@@ -167,6 +181,22 @@ export abstract class BaseTool implements Tool {
       cause: reason,
       toolName: this.name,
     });
+  }
+}
+
+/** A call context whose `signal` is created on first read (see LazyAbortController). */
+class LazySignalContext implements ToolCallContext {
+  readonly #lazy: LazyAbortController;
+  readonly callId: string;
+  user?: string;
+
+  constructor(lazy: LazyAbortController, callId: string) {
+    this.#lazy = lazy;
+    this.callId = callId;
+  }
+
+  get signal(): AbortSignal {
+    return this.#lazy.signal;
   }
 }
 

@@ -70,7 +70,9 @@ export class FunctionTool<S extends ParametersSource = ParametersSource> extends
     this.#fn = fn;
   }
 
-  protected override async run(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown> {
-    return this.#fn(args as InferToolArgs<S>, ctx);
+  protected override run(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown> {
+    // Not async: `runJson` awaits whatever comes back and catches a synchronous throw, and skipping the
+    // extra promise matters on the hot path.
+    return this.#fn(args as InferToolArgs<S>, ctx) as Promise<unknown>;
   }
 }

@@ -3,8 +3,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
+import { DeadlineScheduler } from './deadline-scheduler.js';
 import { ToolError, ToolbusError } from './errors.js';
 import { jsonErrorPosition } from './json-error-position.js';
+import { LazyAbortController } from './lazy-abort-controller.js';
 import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
 import { validateToolName } from './tool-name.js';
 import { truncateOutput } from './truncate-output.js';
@@ -108,6 +110,7 @@ export class ToolSet implements ToolProvider {
   readonly #list: readonly Tool[];
   readonly #options: ResolvedToolSetOptions;
   readonly #limiter: ConcurrencyLimiter;
+  readonly #deadlines = new DeadlineScheduler();
 
   /**
    * @throws {ToolbusError} `invalid-name` for an invalid or duplicate tool name; `usage` for a bad option.
@@ -176,23 +179,31 @@ export class ToolSet implements ToolProvider {
    * aborted) and cancellation (`cancelled`) all resolve to a result with `isError: true`. Output over
    * `maxOutputBytes` keeps head and tail with a notice in the middle (`truncatedBytes` says how much).
    */
-  async call(
+  call(
     name: string,
     args: string | Record<string, unknown>,
     options: ToolCallOptions = {},
   ): Promise<ToolResult> {
-    const started = performance.now();
     const callId = options.callId ?? randomUUID();
+    if (this.#options.onResult.length === 0) return this.#call(name, args, options, callId, options.user);
+    return this.#callObserved(name, args, options, callId);
+  }
+
+  async #callObserved(
+    name: string,
+    args: string | Record<string, unknown>,
+    options: ToolCallOptions,
+    callId: string,
+  ): Promise<ToolResult> {
+    const started = performance.now();
     const user = options.user;
     const result = await this.#call(name, args, options, callId, user);
-    if (this.#options.onResult.length > 0) {
-      const event: ToolResultEvent = { name, callId, user, result, durationMs: performance.now() - started };
-      for (const hook of this.#options.onResult) {
-        try {
-          await hook(event);
-        } catch {
-          // The result is decided; a failing observer must not change it or reject the call.
-        }
+    const event: ToolResultEvent = { name, callId, user, result, durationMs: performance.now() - started };
+    for (const hook of this.#options.onResult) {
+      try {
+        await hook(event);
+      } catch {
+        // The result is decided; a failing observer must not change it or reject the call.
       }
     }
     return result;
@@ -227,45 +238,34 @@ export class ToolSet implements ToolProvider {
     const callerSignal = options.signal;
     if (callerSignal?.aborted) return failure(name, callId, cancelled(name, callerSignal.reason));
 
-    // One controller per call: aborted by the caller's signal or by the timer; the tool sees its signal.
-    const controller = new AbortController();
-    const signal = controller.signal;
-    const onCallerAbort = (): void => controller.abort(cancelled(name, callerSignal?.reason));
-    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    if (Number.isFinite(timeoutMs)) {
-      timer = setTimeout(() => {
-        controller.abort(
-          new ToolError(
-            'timeout',
-            `tool '${name}' timed out after ${timeoutMs} ms and was cancelled; try again with a smaller request`,
-            { toolName: name },
-          ),
-        );
-      }, timeoutMs);
-    }
+    // One controller per call, aborted by the caller's signal or by the deadline (see CallControl).
+    const control = new CallControl(name, timeoutMs, callerSignal);
+    // EventTarget calls `handleEvent` on an object listener: no closure per call.
+    callerSignal?.addEventListener('abort', control, { once: true });
+    // Deadlines share one timer per timeout value (see DeadlineScheduler): a setTimeout per call
+    // would cost more than the call itself.
+    const deadline = Number.isFinite(timeoutMs) ? this.#deadlines.add(timeoutMs, control) : undefined;
     let holding = false;
     try {
       if (this.#limiter.tryAcquire()) holding = true;
       else {
-        await this.#limiter.acquire(signal);
+        await this.#limiter.acquire(control.signal);
         holding = true;
       }
-      for (const hook of this.#options.onCall) {
-        await hook({ name, callId, arguments: parsed, user, tool });
+      if (this.#options.onCall.length > 0) {
+        for (const hook of this.#options.onCall) await hook({ name, callId, arguments: parsed, user, tool });
       }
-      if (signal.aborted) throw signal.reason;
-      const value = await raceAbort(tool.runJson(parsed, signal, { callId, user }), signal);
+      if (control.aborted) throw control.reason;
+      const value = await new Promise<unknown>((resolve, reject) => {
+        control.stop = reject;
+        tool.runJson(parsed, control, { callId, user }).then(resolve, reject);
+      });
       return this.#success(tool, name, callId, value);
     } catch (error) {
-      return failure(
-        name,
-        callId,
-        toToolError(name, signal.aborted ? (error ?? signal.reason) : error, signal),
-      );
+      return failure(name, callId, toToolError(name, error, control));
     } finally {
-      if (timer !== undefined) clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
+      if (deadline !== undefined) this.#deadlines.cancel(deadline);
+      callerSignal?.removeEventListener('abort', control);
       if (holding) this.#limiter.release();
     }
   }
@@ -295,22 +295,46 @@ export class ToolSet implements ToolProvider {
   }
 }
 
-/** Settles with the tool's outcome, or rejects with the abort reason as soon as `signal` aborts. */
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
+/**
+ * The abort side of one call. Its AbortSignal is created only if the tool reads `ctx.signal` (see
+ * LazyAbortController). Aborting also rejects the call's race promise (`stop`), so the call returns
+ * even when the tool ignores its signal. Listener and deadline target in one object, so the hot path
+ * allocates no closures.
+ */
+class CallControl extends LazyAbortController {
+  /** Rejects the promise the call is waiting on. */
+  stop: ((reason: unknown) => void) | undefined;
+  readonly #name: string;
+  readonly #timeoutMs: number;
+  readonly #callerSignal: AbortSignal | undefined;
+
+  constructor(name: string, timeoutMs: number, callerSignal: AbortSignal | undefined) {
+    super();
+    this.#name = name;
+    this.#timeoutMs = timeoutMs;
+    this.#callerSignal = callerSignal;
+  }
+
+  /** The caller's signal aborted. */
+  handleEvent(): void {
+    this.#abortWith(cancelled(this.#name, this.#callerSignal?.reason));
+  }
+
+  /** The deadline passed. */
+  onDeadline(): void {
+    this.#abortWith(
+      new ToolError(
+        'timeout',
+        `tool '${this.#name}' timed out after ${this.#timeoutMs} ms and was cancelled; try again with a smaller request`,
+        { toolName: this.#name },
+      ),
     );
-  });
+  }
+
+  #abortWith(reason: ToolError): void {
+    this.abort(reason);
+    this.stop?.(reason);
+  }
 }
 
 function failure(name: string, callId: string, error: ToolError): ToolResult {
@@ -325,9 +349,9 @@ function cancelled(name: string, reason: unknown): ToolError {
 }
 
 /** Any failure as a `ToolError`: a `ToolError` as it is, a `ToolbusError` keeping its code, else `tool-error`. */
-function toToolError(name: string, error: unknown, signal: AbortSignal): ToolError {
+function toToolError(name: string, error: unknown, abort: LazyAbortController): ToolError {
   // An abort wins over whatever the tool threw while stopping.
-  if (signal.aborted && signal.reason instanceof ToolError) return signal.reason;
+  if (abort.aborted && abort.reason instanceof ToolError) return abort.reason;
   if (error instanceof ToolError) return error;
   if (error instanceof ToolbusError)
     return new ToolError(error.code, error.message, { cause: error, toolName: name });
