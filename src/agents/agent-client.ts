@@ -176,7 +176,15 @@ export class AgentClient {
       AbortSignal.timeout(timeoutMs),
     ]);
     if (signal.aborted) throw abortError(signal, 'agent question');
-    await (this.#subscription ??= this.#bus.subscribe(this.#responseQueue, (m) => this.#onResponse(m)));
+    if (!this.#subscription) {
+      const subscribing = this.#bus.subscribe(this.#responseQueue, (m) => this.#onResponse(m));
+      this.#subscription = subscribing;
+      // A failed subscribe is retried by the next question instead of being cached.
+      subscribing.catch(() => {
+        if (this.#subscription === subscribing) this.#subscription = undefined;
+      });
+    }
+    await this.#subscription;
 
     const id = randomUUID();
     const buffer: AgentResponse[] = [];

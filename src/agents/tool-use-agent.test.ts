@@ -295,3 +295,22 @@ test('ask is run with a question whose errors reject without an error event (the
     ['answer'],
   );
 });
+
+test('history turns come between the system message and the question', async () => {
+  const model = new ScriptedChatCompletionClient(['Still 4.']);
+  await new ToolUseAgent({ model, tools: [], systemMessage: 'Be brief.' }).run('And now?', {
+    history: [
+      { role: 'user', content: '2+2?' },
+      { role: 'assistant', content: '4' },
+    ],
+  });
+  assert.deepEqual(
+    model.calls[0]!.messages.map((m) => [m.type, m.content]),
+    [
+      ['SystemMessage', 'Be brief.'],
+      ['UserMessage', '2+2?'],
+      ['AssistantMessage', '4'],
+      ['UserMessage', 'And now?'],
+    ],
+  );
+});
