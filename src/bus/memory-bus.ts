@@ -39,6 +39,28 @@ interface TopicEntry {
 }
 
 const EMPTY_PROPERTIES: BusProperties = Object.freeze({});
+/** Canonical names remembered per bus; beyond this many distinct names the cache starts over. */
+const MAX_CACHED_TOPICS = 1024;
+const encoder = new TextEncoder();
+
+/** A delivered message. A string body stays a string until a subscriber reads `body`. */
+class MemoryMessage implements BusMessage {
+  #body: Uint8Array | undefined;
+  readonly text: string | undefined;
+
+  constructor(
+    readonly topic: string,
+    body: Uint8Array | string,
+    readonly properties: BusProperties,
+  ) {
+    if (typeof body === 'string') this.text = body;
+    else this.#body = body;
+  }
+
+  get body(): Uint8Array {
+    return (this.#body ??= encoder.encode(this.text));
+  }
+}
 
 /**
  * An in-process {@link MessageBus}.
@@ -63,7 +85,7 @@ const EMPTY_PROPERTIES: BusProperties = Object.freeze({});
 export class MemoryBus implements MessageBus {
   readonly #topics = new Map<string, TopicEntry>();
   readonly #hooks: BusHooks;
-  readonly #encoder = new TextEncoder();
+  readonly #canonical = new Map<string, string>();
   #closed = false;
   #resolveClosed!: (value: void | Error) => void;
 
@@ -89,16 +111,12 @@ export class MemoryBus implements MessageBus {
     }
     let key: string;
     try {
-      key = canonicalTopic(topic);
+      key = this.#key(topic);
     } catch (error) {
       return Promise.reject(error);
     }
     const entry = this.#topics.get(key);
-    const message: BusMessage = {
-      topic,
-      body: typeof body === 'string' ? this.#encoder.encode(body) : body,
-      properties,
-    };
+    const message = new MemoryMessage(topic, body, properties);
     let targets = 0;
     if (entry) {
       for (const sub of entry.broadcast) {
@@ -132,7 +150,7 @@ export class MemoryBus implements MessageBus {
     }
     let key: string;
     try {
-      key = canonicalTopic(topic);
+      key = this.#key(topic);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -179,6 +197,17 @@ export class MemoryBus implements MessageBus {
   /** Alias of {@link close}. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
+  }
+
+  /** The canonical name of a topic, cached: publish is the hot path. */
+  #key(topic: string): string {
+    let key = this.#canonical.get(topic);
+    if (key === undefined) {
+      key = canonicalTopic(topic);
+      if (this.#canonical.size >= MAX_CACHED_TOPICS) this.#canonical.clear();
+      this.#canonical.set(topic, key);
+    }
+    return key;
   }
 
   #remove(key: string, sub: Subscriber, groupName: string | undefined): void {

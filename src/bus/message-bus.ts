@@ -13,6 +13,11 @@ export interface BusMessage {
   readonly topic: string;
   /** The raw body bytes. */
   readonly body: Uint8Array;
+  /**
+   * The body as text, when the bus has it at no cost (`MemoryBus` given a string): readers may use it
+   * instead of decoding `body`. Optional; `undefined` on buses that carry bytes.
+   */
+  readonly text?: string;
   readonly properties: BusProperties;
 }
 

@@ -5,7 +5,11 @@ import { defaultServiceQueues, parseTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
 import { ToolbusError } from '../tools/index.js';
 import { runHook, type Hook } from './hooks.js';
-import { startServiceAnnouncer, type Announcer, type DynamicToolServiceAnnounceOptions } from './announcements.js';
+import {
+  startServiceAnnouncer,
+  type Announcer,
+  type DynamicToolServiceAnnounceOptions,
+} from './announcements.js';
 import {
   WireErrorType,
   WireProperty,
@@ -160,12 +164,14 @@ interface ResolvedOptions {
   now: () => number;
 }
 
-/** One accepted call. The AbortController is created only when `invoke` reads `ctx.signal`. */
+/** One accepted call. The AbortController (and the deadline timer) exist only once `ctx.signal` is read. */
 class Call {
   controller: AbortController | undefined;
   abortReason: ToolbusError | undefined;
   timer: ReturnType<typeof setTimeout> | undefined;
   ended = false;
+  streamed = false;
+  responseProperties: BusProperties | undefined;
 
   constructor(
     readonly id: string,
@@ -174,12 +180,19 @@ class Call {
     readonly args: Record<string, unknown>,
     readonly properties: BusProperties,
     readonly deadline: number | undefined,
+    readonly now: () => number,
   ) {}
 
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
       if (this.abortReason) this.controller.abort(this.abortReason);
+      else if (this.deadline !== undefined && !this.ended) {
+        this.timer = setTimeout(
+          () => this.abort(new ToolbusError('timeout', `call '${this.id}' passed its deadline`)),
+          Math.max(0, this.deadline - this.now()),
+        );
+      }
     }
     return this.controller.signal;
   }
@@ -188,6 +201,59 @@ class Call {
     if (this.abortReason || this.ended) return;
     this.abortReason = reason;
     this.controller?.abort(reason);
+  }
+
+  /** The response properties: the `id`, plus the trace context when the request carried one. */
+  get echo(): BusProperties {
+    return (this.responseProperties ??= echoPropertiesOf(this.id, this.properties));
+  }
+}
+
+/** What `invoke` gets as `ctx`: a view of the call without its internals. */
+class InvokeContext implements ToolServiceInvokeContext {
+  readonly #call: Call;
+  readonly #send: (call: Call, text: string) => Promise<void>;
+
+  constructor(call: Call, send: (call: Call, text: string) => Promise<void>) {
+    this.#call = call;
+    this.#send = send;
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.signal;
+  }
+
+  get id(): string {
+    return this.#call.id;
+  }
+
+  get deadline(): number | undefined {
+    return this.#call.deadline;
+  }
+
+  get traceparent(): string | undefined {
+    return this.#call.properties[WireProperty.Traceparent];
+  }
+
+  get properties(): BusProperties {
+    return this.#call.properties;
+  }
+
+  write(chunk: unknown): Promise<void> {
+    const call = this.#call;
+    if (call.ended || call.abortReason) {
+      return Promise.reject(
+        call.abortReason ?? new ToolbusError('cancelled', `call '${call.id}' has already ended`),
+      );
+    }
+    let text: string;
+    try {
+      text = stringify(chunk);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    call.streamed = true;
+    return this.#send(call, text);
   }
 }
 
@@ -222,6 +288,7 @@ export class DynamicToolService {
   #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
   #idleWaiters: (() => void)[] = [];
+  #draining = false;
   readonly #announce: DynamicToolServiceAnnounceOptions | undefined;
   #announcer: Announcer | undefined;
   readonly #stats = {
@@ -385,7 +452,7 @@ export class DynamicToolService {
     let config: Record<string, unknown>;
     let args: Record<string, unknown>;
     try {
-      const request = decodeRequest(message.body);
+      const request = decodeRequest(message.text ?? message.body);
       user = request.user;
       config = decodeEnvelopeObject(request.config, 'config');
       args = decodeEnvelopeObject(request.arguments, 'arguments');
@@ -411,9 +478,9 @@ export class DynamicToolService {
       this.#sendError(id, properties, deadlineError(id), undefined);
       return;
     }
-    const call = new Call(id, user, config, args, properties, deadline);
+    const call = new Call(id, user, config, args, properties, deadline, this.#options.now);
     if (this.#running.size < this.#options.concurrency) {
-      void this.#run(call);
+      this.#run(call);
     } else if (this.#queuedById.size < this.#options.maxQueued) {
       this.#queue.push(call);
       this.#queuedById.set(id, call);
@@ -433,63 +500,61 @@ export class DynamicToolService {
     }
   }
 
-  async #run(call: Call): Promise<void> {
+  readonly #sendChunk = (call: Call, text: string): Promise<void> =>
+    this.#options.bus.publish(
+      this.#options.responseQueue,
+      encodeResponse({ error: null, response: text, end_of_stream: false }),
+      call.echo,
+    );
+
+  #run(call: Call): void {
     this.#running.set(call.id, call);
-    const now = this.#options.now;
-    if (call.deadline !== undefined) {
-      call.timer = setTimeout(
-        () => call.abort(new ToolbusError('timeout', `call '${call.id}' passed its deadline`)),
-        Math.max(0, call.deadline - now()),
-      );
+    let result: unknown;
+    try {
+      if (call.abortReason) throw call.abortReason;
+      const context = new InvokeContext(call, this.#sendChunk);
+      const invoke = this.#options.invoke;
+      result = invoke
+        ? invoke(call.user, call.config, call.args, context)
+        : this.invoke(call.user, call.config, call.args, context);
+    } catch (error) {
+      this.#finish(call, undefined, error, true);
+      return;
     }
-    let streamed = false;
-    const responseProperties = echoProperties(call);
-    const context: ToolServiceInvokeContext = {
-      get signal() {
-        return call.signal;
-      },
-      id: call.id,
-      deadline: call.deadline,
-      traceparent: call.properties[WireProperty.Traceparent],
-      properties: call.properties,
-      write: (chunk: unknown): Promise<void> => {
-        if (call.ended || call.abortReason) {
-          return Promise.reject(
-            call.abortReason ?? new ToolbusError('cancelled', `call '${call.id}' has already ended`),
-          );
-        }
-        let text: string;
-        try {
-          text = stringify(chunk);
-        } catch (error) {
-          return Promise.reject(error);
-        }
-        streamed = true;
-        return this.#options.bus.publish(
-          this.#options.responseQueue,
-          encodeResponse({ error: null, response: text, end_of_stream: false }),
-          responseProperties,
-        );
-      },
-    };
+    // A synchronous result is answered at once, without a detour through the microtask queue.
+    if (
+      result !== null &&
+      typeof result === 'object' &&
+      typeof (result as PromiseLike<unknown>).then === 'function'
+    ) {
+      (result as PromiseLike<unknown>).then(
+        (value) => this.#finish(call, value, undefined, false),
+        (error: unknown) => this.#finish(call, undefined, error, true),
+      );
+    } else {
+      this.#finish(call, result, undefined, false);
+    }
+  }
+
+  /** The one cleanup of a call (timer, running entry), then its last response, then the next call. */
+  #finish(call: Call, value: unknown, error: unknown, failed: boolean): void {
     let wire: WireError | undefined;
     let cause: unknown;
     let text = '';
-    try {
-      if (call.abortReason) throw call.abortReason;
-      const invoke = this.#options.invoke;
-      const result = invoke
-        ? await invoke(call.user, call.config, call.args, context)
-        : await this.invoke(call.user, call.config, call.args, context);
-      text = result === undefined && streamed ? '' : stringify(result);
-    } catch (error) {
+    if (failed) {
       cause = error;
       wire = toWireError(error);
-    } finally {
-      call.ended = true;
-      if (call.timer !== undefined) clearTimeout(call.timer);
-      this.#running.delete(call.id);
+    } else {
+      try {
+        text = value === undefined && call.streamed ? '' : stringify(value);
+      } catch (stringifyError) {
+        cause = stringifyError;
+        wire = toWireError(stringifyError);
+      }
     }
+    call.ended = true;
+    if (call.timer !== undefined) clearTimeout(call.timer);
+    this.#running.delete(call.id);
     if (call.abortReason) {
       if (call.abortReason.code === 'timeout') {
         this.#stats.expired++;
@@ -502,25 +567,28 @@ export class DynamicToolService {
     }
     if (wire) {
       if (wire.type === WireErrorType.ToolServiceError) this.#stats.failed++;
-      this.#sendError(call.id, call.properties, wire, cause, responseProperties);
+      this.#sendError(call.id, call.properties, wire, cause, call.echo);
     } else {
       this.#stats.completed++;
-      this.#publish(
-        call.id,
-        encodeResponse({ error: null, response: text, end_of_stream: true }),
-        responseProperties,
-      );
+      this.#publish(call.id, encodeResponse({ error: null, response: text, end_of_stream: true }), call.echo);
     }
     this.#next();
   }
 
   #next(): void {
-    while (this.#running.size < this.#options.concurrency && this.#queueHead < this.#queue.length) {
-      const call = this.#queue[this.#queueHead];
-      this.#queue[this.#queueHead++] = undefined;
-      if (!call) continue;
-      this.#queuedById.delete(call.id);
-      void this.#run(call);
+    // A synchronous call finishes inside #run and calls #next again: the outer loop keeps draining.
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#running.size < this.#options.concurrency && this.#queueHead < this.#queue.length) {
+        const call = this.#queue[this.#queueHead];
+        this.#queue[this.#queueHead++] = undefined;
+        if (!call) continue;
+        this.#queuedById.delete(call.id);
+        this.#run(call);
+      }
+    } finally {
+      this.#draining = false;
     }
     if (this.#queueHead === this.#queue.length) {
       this.#queue.length = 0;
@@ -607,10 +675,6 @@ function stringify(value: unknown): string {
 
 function deadlineError(id: string): WireError {
   return { type: WireErrorType.DeadlineExceeded, message: `call '${id}' passed its deadline` };
-}
-
-function echoProperties(call: Call): BusProperties {
-  return echoPropertiesOf(call.id, call.properties);
 }
 
 /** The response properties: the `id`, plus the trace context when the request carried one. */

@@ -93,18 +93,49 @@ export interface ToolServiceClientStats {
   foreign: number;
 }
 
-type SettleReason = 'done' | 'abandoned';
+const SETTLED_DONE = 1;
+const SETTLED_ABANDONED = 2;
+
+/** Where a call's responses go: `call()` collects them, `stream()` hands them to its iterator. */
+interface Sink {
+  chunk(text: string, last: boolean): void;
+  fail(error: ToolbusError): void;
+}
 
 /** One call waiting for responses. */
-interface Pending {
-  readonly id: string;
-  readonly toolName: string | undefined;
+class Pending {
   timer: ReturnType<typeof setTimeout> | undefined;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  /** `call()` mode: the promise's settlers and the chunks so far. */
+  resolve: ((text: string) => void) | undefined;
+  reject: ((error: ToolbusError) => void) | undefined;
+  first: string | undefined;
+  rest: string[] | undefined;
+  /** `stream()` mode. */
+  sink: Sink | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly seq: number,
+    readonly toolName: string | undefined,
+  ) {}
+
   /** A chunk (`end_of_stream: false`) or the last response's text. */
-  chunk(text: string, last: boolean): void;
-  fail(error: ToolbusError): void;
+  chunk(text: string, last: boolean): void {
+    if (this.sink) {
+      this.sink.chunk(text, last);
+      return;
+    }
+    if (this.first === undefined) this.first = text;
+    else (this.rest ??= []).push(text);
+    if (last) this.resolve!(this.rest ? this.first + this.rest.join('') : this.first);
+  }
+
+  fail(error: ToolbusError): void {
+    if (this.sink) this.sink.fail(error);
+    else this.reject!(error);
+  }
 }
 
 /**
@@ -136,7 +167,9 @@ export class ToolServiceClient {
   readonly #prefix: string;
   #seq = 0;
   readonly #pending = new Map<string, Pending>();
-  readonly #recent = new Map<string, SettleReason>();
+  /** Ring of recently settled calls, by sequence number: tells late and duplicate responses apart. */
+  readonly #recentSeq = new Float64Array(RECENT_IDS).fill(-1);
+  readonly #recentHow = new Uint8Array(RECENT_IDS);
   #subscription: BusSubscription | undefined;
   #ready: Promise<void> | undefined;
   #closed = false;
@@ -208,16 +241,11 @@ export class ToolServiceClient {
     options: ToolServiceCallOptions = {},
   ): Promise<string> {
     return new Promise<string>((resolve, reject) => {
-      let first: string | undefined;
-      let rest: string[] | undefined;
-      this.#start(user, config, args, options, {
-        chunk: (text, last) => {
-          if (first === undefined) first = text;
-          else (rest ??= []).push(text);
-          if (last) resolve(rest ? first + rest.join('') : first);
-        },
-        fail: reject,
-      });
+      const pending = this.#start(user, config, args, options, undefined, reject);
+      if (pending) {
+        pending.resolve = resolve;
+        pending.reject = reject;
+      }
     });
   }
 
@@ -255,8 +283,8 @@ export class ToolServiceClient {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const id of [...this.#pending.keys()]) {
-      this.#abandon(id, new ToolError('cancelled', `tool service '${this.#service}': client closed`));
+    for (const pending of [...this.#pending.values()]) {
+      this.#abandon(pending, new ToolError('cancelled', `tool service '${this.#service}': client closed`));
     }
     const subscription = this.#subscription;
     this.#subscription = undefined;
@@ -293,31 +321,38 @@ export class ToolServiceClient {
         w.resolve({ value: undefined, done: true });
       }
     };
-    const id = this.#start(user, config, args, options, {
-      chunk: (text, last) => {
-        if (text !== '') {
-          if (buffer.length - head >= this.#maxBufferedChunks && id !== undefined) {
-            this.#abandon(
-              id,
-              new ToolError(
-                'too-large',
-                `tool service '${this.#service}': stream consumer fell more than ` +
-                  `${this.#maxBufferedChunks} chunks behind; the call was cancelled`,
-                { toolName: options.toolName },
-              ),
-            );
-            return;
+    const pending = this.#start(
+      user,
+      config,
+      args,
+      options,
+      {
+        chunk: (text, last) => {
+          if (text !== '') {
+            if (buffer.length - head >= this.#maxBufferedChunks && pending !== undefined) {
+              this.#abandon(
+                pending,
+                new ToolError(
+                  'too-large',
+                  `tool service '${this.#service}': stream consumer fell more than ` +
+                    `${this.#maxBufferedChunks} chunks behind; the call was cancelled`,
+                  { toolName: options.toolName },
+                ),
+              );
+              return;
+            }
+            buffer.push(text);
           }
-          buffer.push(text);
-        }
-        if (last) done = true;
-        wake();
+          if (last) done = true;
+          wake();
+        },
+        fail: (error) => {
+          failure = error;
+          wake();
+        },
       },
-      fail: (error) => {
-        failure = error;
-        wake();
-      },
-    });
+      undefined,
+    );
     return {
       next: () =>
         new Promise<IteratorResult<string>>((resolve, reject) => {
@@ -329,10 +364,10 @@ export class ToolServiceClient {
           wake();
         }),
       return: () => {
-        if (!done && !failure && id !== undefined) {
+        if (!done && !failure && pending !== undefined) {
           done = true;
           this.#abandon(
-            id,
+            pending,
             new ToolError('cancelled', `tool service '${this.#service}': the stream consumer stopped early`),
             false,
           );
@@ -345,7 +380,7 @@ export class ToolServiceClient {
   }
 
   /**
-   * Registers a pending call and publishes the request. Returns the call id (undefined when the call
+   * Registers a pending call and publishes the request. Returns the pending call (undefined when the call
    * failed before it was sent). Every path ends in {@link #settle}, the one cleanup.
    */
   #start(
@@ -353,17 +388,22 @@ export class ToolServiceClient {
     config: Record<string, unknown> | string,
     args: Record<string, unknown> | string,
     options: ToolServiceCallOptions,
-    sink: { chunk(text: string, last: boolean): void; fail(error: ToolbusError): void },
-  ): string | undefined {
+    sink: Sink | undefined,
+    reject: ((error: ToolbusError) => void) | undefined,
+  ): Pending | undefined {
     const toolName = options.toolName;
     if (this.#closed) {
-      sink.fail(new ToolError('closed', `tool service '${this.#service}': client is closed`, { toolName }));
+      failEarly(
+        sink,
+        reject,
+        new ToolError('closed', `tool service '${this.#service}': client is closed`, { toolName }),
+      );
       return undefined;
     }
     const signal = options.signal;
     if (signal?.aborted) {
       this.#stats.cancelled++;
-      sink.fail(cancelledError(signal.reason, this.#service, toolName));
+      failEarly(sink, reject, cancelledError(signal.reason, this.#service, toolName));
       return undefined;
     }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
@@ -376,7 +416,9 @@ export class ToolServiceClient {
         arguments: typeof args === 'string' ? args : JSON.stringify(args),
       });
     } catch (error) {
-      sink.fail(
+      failEarly(
+        sink,
+        reject,
         error instanceof ToolbusError
           ? error
           : new ToolError('invalid-arguments', `tool service '${this.#service}': cannot encode the request`, {
@@ -386,53 +428,51 @@ export class ToolServiceClient {
       );
       return undefined;
     }
-    const id = this.#prefix + (++this.#seq).toString(36);
-    const pending: Pending = {
-      id,
-      toolName,
-      timer: undefined,
-      signal,
-      onAbort: undefined,
-      chunk: sink.chunk,
-      fail: sink.fail,
-    };
+    const seq = ++this.#seq;
+    const id = this.#prefix + seq.toString(36);
+    const pending = new Pending(id, seq, toolName);
+    pending.sink = sink;
     this.#pending.set(id, pending);
-    pending.timer = setTimeout(() => {
-      this.#stats.timedOut++;
-      this.#abandon(
-        id,
-        new ToolError(
-          'timeout',
-          `tool service '${this.#service}': no response within ${timeoutMs} ms (call '${id}')`,
-          { toolName },
-        ),
-      );
-    }, timeoutMs);
+    pending.timer = setTimeout(this.#onTimeout, timeoutMs, pending, timeoutMs);
     if (signal) {
+      pending.signal = signal;
       pending.onAbort = () => {
         this.#stats.cancelled++;
-        this.#abandon(id, cancelledError(signal.reason, this.#service, toolName));
+        this.#abandon(pending, cancelledError(signal.reason, this.#service, toolName));
       };
       signal.addEventListener('abort', pending.onAbort, { once: true });
     }
     const extra = options.properties;
     const deadline = String(this.#now() + timeoutMs);
     const properties: BusProperties = extra ? { ...extra, id, deadline } : { id, deadline };
-    const send = (): void => {
-      if (!this.#pending.has(id)) return;
-      this.#stats.sent++;
-      this.#bus
-        .publish(this.#requestQueue, body, properties, {
-          onUnavailable: (error) => this.#unavailable(id, error),
-        })
-        .catch((error: unknown) => this.#unavailable(id, error));
-    };
-    if (this.#subscription) send();
+    if (this.#subscription) this.#send(pending, body, properties);
     else {
-      this.#subscribe().then(send, (error: unknown) => this.#unavailable(id, error));
+      this.#subscribe().then(
+        () => this.#send(pending, body, properties),
+        (error: unknown) => this.#unavailable(pending, error),
+      );
     }
-    return id;
+    return pending;
   }
+
+  #send(pending: Pending, body: string, properties: BusProperties): void {
+    if (this.#pending.get(pending.id) !== pending) return;
+    this.#stats.sent++;
+    const onUnavailable = (error: unknown): void => this.#unavailable(pending, error);
+    this.#bus.publish(this.#requestQueue, body, properties, { onUnavailable }).catch(onUnavailable);
+  }
+
+  readonly #onTimeout = (pending: Pending, timeoutMs: number): void => {
+    this.#stats.timedOut++;
+    this.#abandon(
+      pending,
+      new ToolError(
+        'timeout',
+        `tool service '${this.#service}': no response within ${timeoutMs} ms (call '${pending.id}')`,
+        { toolName: pending.toolName },
+      ),
+    );
+  };
 
   #subscribe(): Promise<void> {
     this.#ready ??= this.#bus
@@ -453,13 +493,12 @@ export class ToolServiceClient {
     return this.#ready;
   }
 
-  #unavailable(id: string, error: unknown): void {
-    const pending = this.#pending.get(id);
-    if (!pending) return;
+  #unavailable(pending: Pending, error: unknown): void {
+    if (this.#pending.get(pending.id) !== pending) return;
     this.#stats.unavailable++;
     this.#settle(
       pending,
-      'abandoned',
+      SETTLED_ABANDONED,
       new ToolError(
         'unavailable',
         isToolbusError(error) && error.code === 'unavailable'
@@ -472,23 +511,33 @@ export class ToolServiceClient {
   }
 
   /** Ends a call without its last response, and tells the service to stop it. */
-  #abandon(id: string, error: ToolbusError, notify = true): void {
-    const pending = this.#pending.get(id);
-    if (!pending) return;
-    this.#settle(pending, 'abandoned', notify ? error : undefined);
+  #abandon(pending: Pending, error: ToolbusError, notify = true): void {
+    if (this.#pending.get(pending.id) !== pending) return;
+    this.#settle(pending, SETTLED_ABANDONED, notify ? error : undefined);
     this.#bus
-      .publish(this.#cancelTopic, '', { [WireProperty.Id]: id, [WireProperty.Cancel]: error.message })
+      .publish(this.#cancelTopic, '', { [WireProperty.Id]: pending.id, [WireProperty.Cancel]: error.message })
       .catch(() => undefined);
   }
 
   /** The one cleanup of a call: pending entry, timer, abort listener; then the outcome. */
-  #settle(pending: Pending, reason: SettleReason, error?: ToolbusError): void {
+  #settle(pending: Pending, how: number, error?: ToolbusError): void {
     this.#pending.delete(pending.id);
     if (pending.timer !== undefined) clearTimeout(pending.timer);
     if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
-    this.#recent.set(pending.id, reason);
-    if (this.#recent.size > RECENT_IDS) this.#recent.delete(this.#recent.keys().next().value as string);
+    const slot = pending.seq % RECENT_IDS;
+    this.#recentSeq[slot] = pending.seq;
+    this.#recentHow[slot] = how;
     if (error) pending.fail(error);
+  }
+
+  /** Why a response for an id of ours that is not pending is dropped. */
+  #dropReason(id: string): DroppedResponseReason {
+    const seq = parseInt(id.slice(this.#prefix.length), 36);
+    if (!(seq > 0 && seq <= this.#seq) || id !== this.#prefix + seq.toString(36)) return 'unknown';
+    const slot = seq % RECENT_IDS;
+    // Settled long ago (evicted from the ring): a late response.
+    if (this.#recentSeq[slot] !== seq) return 'late';
+    return this.#recentHow[slot] === SETTLED_DONE ? 'duplicate' : 'late';
   }
 
   #onResponse(message: BusMessage): void {
@@ -503,18 +552,17 @@ export class ToolServiceClient {
         this.#stats.foreign++;
         return;
       }
-      const recent = this.#recent.get(id);
-      this.#drop(id, recent === 'done' ? 'duplicate' : recent === 'abandoned' ? 'late' : 'unknown');
+      this.#drop(id, this.#dropReason(id));
       return;
     }
     let response: ToolServiceResponse;
     try {
-      response = decodeResponse(message.body);
+      response = decodeResponse(message.text ?? message.body);
     } catch (error) {
       this.#stats.failed++;
       this.#settle(
         pending,
-        'done',
+        SETTLED_DONE,
         new ToolError(
           'tool-error',
           `tool service '${this.#service}' sent a malformed response to call '${id}': ` +
@@ -526,12 +574,12 @@ export class ToolServiceClient {
     }
     if (response.error !== null) {
       this.#stats.failed++;
-      this.#settle(pending, 'done', fromWireError(response.error, this.#service, pending.toolName));
+      this.#settle(pending, SETTLED_DONE, fromWireError(response.error, this.#service, pending.toolName));
       return;
     }
     if (response.end_of_stream) {
       this.#stats.completed++;
-      this.#settle(pending, 'done');
+      this.#settle(pending, SETTLED_DONE);
     }
     pending.chunk(response.response, response.end_of_stream);
   }
@@ -554,4 +602,13 @@ function checkTimeout(value: number, name: string): void {
       `tool service client: option '${name}' must be a positive number of milliseconds, got ${String(value)}`,
     );
   }
+}
+
+function failEarly(
+  sink: Sink | undefined,
+  reject: ((error: ToolbusError) => void) | undefined,
+  error: ToolbusError,
+): void {
+  if (sink) sink.fail(error);
+  else reject?.(error);
 }
