@@ -211,10 +211,24 @@ export function formatInvalidArguments(toolName: string, issues: readonly Valida
       return `${where} is required${issue.expected !== undefined && issue.expected !== 'a value' ? ` (expected ${issue.expected})` : ''}`;
     }
     if (issue.expected !== undefined && issue.received !== undefined) {
-      return `${where} must be ${issue.expected}, got ${issue.received}`;
+      return `${where} must be ${withArticle(issue.expected)}, got ${issue.received}`;
     }
     return `${where}: ${issue.message}`;
   });
   if (issues.length > 10) parts.push(`and ${issues.length - 10} more`);
   return `tool '${toolName}': invalid arguments: ${parts.join('; ')}`;
+}
+
+const ARTICLES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'a boolean',
+  object: 'an object',
+  array: 'an array',
+};
+
+/** `string` → `a string`; anything else (`one of "a", "b"`, `null`) unchanged. */
+function withArticle(expected: string): string {
+  return ARTICLES[expected] ?? expected;
 }

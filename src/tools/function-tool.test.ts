@@ -79,7 +79,7 @@ describe('runJson failures', () => {
         e instanceof ToolError &&
         e.code === 'invalid-arguments' &&
         e.toolName === 'get_stock_price' &&
-        e.message.includes("argument 'ticker' must be string, got number") &&
+        e.message.includes("argument 'ticker' must be a string, got number") &&
         e.message.includes("argument 'date' is required"),
     );
   });

@@ -127,7 +127,7 @@ describe('ToolSet error contract: every failure is a result, never a rejection',
     assertError(
       await set.call('add', '{"a": "one"}'),
       'invalid-arguments',
-      "argument 'a' must be number, got string",
+      "argument 'a' must be a number, got string",
       "argument 'b' is required",
     );
   });
