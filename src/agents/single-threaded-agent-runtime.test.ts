@@ -52,7 +52,27 @@ async function started(t: { after: (fn: () => Promise<void>) => void }): Promise
   return runtime;
 }
 
+class Kinds extends RoutedAgent {
+  constructor() {
+    super('kinds');
+    this.messageHandler(Note, () => 'rpc', { kind: 'rpc', match: (m) => m.text !== 'skip' });
+    this.messageHandler(Note, () => 'fallback');
+    this.messageHandler(Ping, () => 'event only', { kind: 'event' });
+  }
+}
+
 describe('SingleThreadedAgentRuntime', () => {
+  test('handler kind and match pick among handlers of one class, in registration order', async (t) => {
+    const runtime = new SingleThreadedAgentRuntime();
+    t.after(() => runtime.close());
+    await runtime.register('kinds', () => new Kinds());
+    runtime.start();
+    const id = new AgentId('kinds');
+    assert.equal(await runtime.sendMessage(new Note('x'), id), 'rpc');
+    assert.equal(await runtime.sendMessage(new Note('skip'), id), 'fallback');
+    await assert.rejects(runtime.sendMessage(new Ping('x'), id), { code: 'unsupported' });
+  });
+
   test('sendMessage routes by message class (subclasses too) and creates one instance per key', async (t) => {
     const runtime = await started(t);
     assert.equal(await runtime.sendMessage(new Ping('hi'), new AgentId('echo', 'a')), 'a:hi');

@@ -314,3 +314,18 @@ test('history turns come between the system message and the question', async () 
     ],
   );
 });
+
+test('a tool that outlives toolTimeoutMs gives the model a timeout result, and the loop goes on', async () => {
+  const hang = new FunctionTool(
+    (_args, ctx) =>
+      new Promise((_resolve, reject) =>
+        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
+      ),
+    { name: 'hang', description: 'Hangs.', parameters: z.object({}) },
+  );
+  const model = new ScriptedChatCompletionClient([[call('c1', 'hang', '{}')], 'gave up']);
+  assert.equal(await new ToolUseAgent({ model, tools: [hang], toolTimeoutMs: 20 }).run('x'), 'gave up');
+  const result = results(model.calls[1]!.messages)[0]!.content[0]!;
+  assert.equal(result.isError, true);
+  assert.match(result.content, /tim(ed|e) ?out/i);
+});

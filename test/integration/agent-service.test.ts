@@ -371,3 +371,30 @@ describe('AgentClient streams and deadlines', () => {
     assert.ok(['cancelled', 'timeout'].includes(reason.code));
   });
 });
+
+test('a replica at capacity answers too-many-requests instead of queueing without bound', async (t) => {
+  const bus = new MemoryBus();
+  t.after(() => bus.close());
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const service = new AgentService({
+    bus,
+    concurrency: 1,
+    maxQueued: 1,
+    agent: { run: async (question) => (await gate, `done ${question}`) },
+  });
+  await service.start();
+  t.after(() => service.close());
+  const client = new AgentClient(bus);
+  t.after(() => client.close());
+  const first = client.ask('1');
+  const second = client.ask('2');
+  await assert.rejects(client.ask('3'), (e: unknown) => {
+    assert.ok(e instanceof ToolbusError);
+    assert.equal(e.code, 'too-many-requests');
+    assert.match(e.message, /at capacity \(1 running, 1 queued\)/);
+    return true;
+  });
+  release();
+  assert.deepEqual(await Promise.all([first, second]), ['done 1', 'done 2']);
+});
