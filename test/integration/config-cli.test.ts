@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startNatsServer } from '../support/nats-server.js';
 
 const root = mkdtempSync(join(tmpdir(), 'toolbus-config-cli-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -109,25 +110,28 @@ describe('toolbus config (child process)', () => {
   });
 
   test('usage errors exit 2 and say how to fix them: unknown type, missing key, unknown action', async () => {
-    const unknownType = await toolbus(home, ['put', 'tools/x', '{}']);
+    // Independent runs, in parallel to keep the suite fast.
+    const [unknownType, anyType, missingKey, missingKeyFlag, action, flag] = await Promise.all([
+      toolbus(home, ['put', 'tools/x', '{}']),
+      toolbus(home, ['put', 'custom/x', '{}', '--any-type']),
+      toolbus(home, ['put', 'tool-service'], '{}'),
+      toolbus(home, ['get', '--type', 'tool']),
+      toolbus(home, ['frobnicate']),
+      toolbus(home, ['list', '--bogus']),
+    ]);
     assert.equal(unknownType.code, 2);
     assert.match(unknownType.stderr, /unknown config type 'tools' \(did you mean 'tool'\?\)/);
     assert.match(unknownType.stderr, /--any-type/);
-    const anyType = await toolbus(home, ['put', 'custom/x', '{}', '--any-type']);
     assert.equal(anyType.code, 0, anyType.stderr);
-    const missingKey = await toolbus(home, ['put', 'tool-service'], '{}');
     assert.equal(missingKey.code, 2);
     assert.match(
       missingKey.stderr,
       /missing key in 'tool-service': write TYPE\/KEY, e\.g\. tool-service\/my-item/,
     );
-    const missingKeyFlag = await toolbus(home, ['get', '--type', 'tool']);
     assert.equal(missingKeyFlag.code, 2);
     assert.match(missingKeyFlag.stderr, /missing key: pass --key K/);
-    const action = await toolbus(home, ['frobnicate']);
     assert.equal(action.code, 2);
     assert.match(action.stderr, /unknown action 'frobnicate'/);
-    const flag = await toolbus(home, ['list', '--bogus']);
     assert.equal(flag.code, 2);
   });
 
@@ -168,5 +172,19 @@ describe('toolbus config (child process)', () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /put TYPE\/KEY < item\.json/);
     assert.match(r.stdout, /--type T --key K --stdin/);
+  });
+
+  test('--nats URL keeps the config in NATS JetStream key-value', async (t) => {
+    const nats = await startNatsServer();
+    t.after(() => nats.stop());
+    const put = await toolbus(
+      home,
+      ['put', 'tool-service/joke-service', '--nats', nats.url],
+      JSON.stringify(jokeService),
+    );
+    assert.equal(put.code, 0, put.stderr);
+    const get = await toolbus(home, ['get', 'tool-service/joke-service', '--nats', nats.url]);
+    assert.equal(get.code, 0, get.stderr);
+    assert.deepEqual(JSON.parse(get.stdout), jokeService);
   });
 });
