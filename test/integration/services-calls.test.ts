@@ -10,6 +10,7 @@ import {
   RemoteToolError,
   ToolServiceClient,
   type DynamicToolServiceOptions,
+  type ToolServiceInvokeContext,
 } from '../../src/services/index.js';
 import { ToolError, ToolbusError } from '../../src/tools/index.js';
 import { foreignCall } from '../support/foreign-peer.js';
@@ -370,6 +371,128 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     await assert.rejects(pending, (e: unknown) => (e as ToolError).code === 'cancelled');
     await serviceAborted;
     await assert.rejects(client.call('u', {}, {}), (e: unknown) => (e as ToolError).code === 'closed');
+    assert.equal(client.pendingCount, 0);
+  });
+
+  test('a subclass serves calls by overriding invoke(); ctx carries id, deadline and trace context', async (t) => {
+    const seen: { id: string; deadline: number | undefined; traceparent: string | undefined }[] = [];
+    class EchoService extends DynamicToolService {
+      protected override invoke(
+        user: string,
+        config: Record<string, unknown>,
+        args: Record<string, unknown>,
+        ctx: ToolServiceInvokeContext,
+      ): unknown {
+        seen.push({ id: ctx.id, deadline: ctx.deadline, traceparent: ctx.traceparent });
+        return { user, config, args };
+      }
+    }
+    const bus = new MemoryBus();
+    const service = new EchoService({ bus, ...queues });
+    await service.start();
+    const client = new ToolServiceClient(bus, queues);
+    t.after(async () => {
+      await client.close();
+      await service.stop();
+      await bus.close();
+    });
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const before = Date.now();
+    const reply = await client.call(
+      'alice',
+      { style: 'pun' },
+      { topic: 'cats' },
+      { timeoutMs: 5_000, properties: { traceparent } },
+    );
+    assert.equal(reply, '{"user":"alice","config":{"style":"pun"},"args":{"topic":"cats"}}');
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.traceparent, traceparent);
+    assert.ok(seen[0]!.id.length > 0);
+    assert.ok(seen[0]!.deadline! >= before + 5_000, "the deadline is the caller's timeout from now");
+  });
+
+  test('a service without invoke answers tool-service-error saying what is missing', async (t) => {
+    const { client } = await setup(t, undefined);
+    await assert.rejects(client.call('u', {}, {}), (e: unknown) => {
+      assert.ok(e instanceof RemoteToolError);
+      assert.match(e.message, /has no invoke: pass 'invoke' in the options or override invoke\(\)/);
+      return true;
+    });
+  });
+
+  test('a running call is aborted when its deadline passes, and answered deadline-exceeded', async (t) => {
+    let sawAbort!: (reason: unknown) => void;
+    const serviceAborted = new Promise<unknown>((r) => (sawAbort = r));
+    const { bus, service } = await setup(t, async (_u, _c, _a, ctx) => {
+      sawAbort(await aborted(ctx.signal));
+      return 'late';
+    });
+    const responses = await foreignCall(bus, queues, '{"user":"u","config":"{}","arguments":"{}"}', {
+      id: 'soon',
+      deadline: String(Date.now() + 30),
+    });
+    assert.match(responses[0]!.text, /"type":"deadline-exceeded"/);
+    const reason = await serviceAborted;
+    assert.ok(reason instanceof ToolbusError);
+    assert.equal(reason.code, 'timeout');
+    assert.equal(service.stats().expired, 1);
+  });
+
+  test('stop() with an aborted signal aborts the running calls, then resolves', async (t) => {
+    const reasons: unknown[] = [];
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const { client, service } = await setup(t, async (_u, _c, _a, ctx) => {
+      started();
+      reasons.push(await aborted(ctx.signal));
+      throw ctx.signal.reason;
+    });
+    const call = client.call('u', {}, {});
+    await running;
+    const controller = new AbortController();
+    const stopping = service.stop({ signal: controller.signal });
+    controller.abort();
+    await stopping;
+    assert.equal(reasons.length, 1);
+    assert.match((reasons[0] as Error).message, /is stopping/);
+    await assert.rejects(call, (e: unknown) => e instanceof RemoteToolError && e.remoteType === 'cancelled');
+  });
+
+  test('a stream consumer that falls too far behind fails with too-large and the call is cancelled', async (t) => {
+    let sawAbort!: () => void;
+    const serviceAborted = new Promise<void>((r) => (sawAbort = r));
+    const bus = new MemoryBus();
+    const service = new DynamicToolService({
+      bus,
+      ...queues,
+      invoke: async (_u, _c, _a, ctx) => {
+        ctx.signal.addEventListener('abort', () => sawAbort(), { once: true });
+        for (let i = 0; i < 100 && !ctx.signal.aborted; i++) await ctx.write(`c${i}`).catch(() => undefined);
+        return 'end';
+      },
+    });
+    await service.start();
+    const client = new ToolServiceClient(bus, { ...queues, maxBufferedChunks: 5 });
+    t.after(async () => {
+      await client.close();
+      await service.stop();
+      await bus.close();
+    });
+    const iterator = client.stream('u', {}, {})[Symbol.asyncIterator]();
+    await serviceAborted;
+    const got: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for (;;) {
+          const r = await iterator.next();
+          if (r.done) break;
+          got.push(r.value);
+        }
+      })(),
+      (e: unknown) =>
+        e instanceof ToolError && e.code === 'too-large' && /more than 5 chunks behind/.test(e.message),
+    );
+    assert.deepEqual(got, ['c0', 'c1', 'c2', 'c3', 'c4']);
     assert.equal(client.pendingCount, 0);
   });
 
