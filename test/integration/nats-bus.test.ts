@@ -142,6 +142,10 @@ describe('NatsBus', () => {
       code: 'too-large',
       message: /topic 'big'.*max_payload/,
     });
+    await assert.rejects(bus.publish('ok', 'x', { 'bad key': 'v' }), {
+      code: 'invalid-request',
+      message: /property 'bad key'/,
+    });
     assert.throws(() => new NatsBus(bus.connection, { subjectPrefix: 'a.>' }), { code: 'invalid-config' });
   });
 

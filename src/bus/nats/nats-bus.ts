@@ -24,7 +24,6 @@
 import {
   connect,
   createInbox,
-  headers as createHeaders,
   type Msg,
   type MsgHdrs,
   type NatsConnection,
@@ -44,6 +43,7 @@ import type {
   SubscribeOptions,
 } from '../index.js';
 import { checkSubjectPrefix, topicToSubject } from './subjects.js';
+import { decodeProperties, encodeProperties } from './headers.js';
 
 /** A connection status change, as reported to {@link NatsBusHooks.onStatus}. */
 export interface NatsBusStatus {
@@ -65,6 +65,11 @@ export type NatsBusHook<T> = ((context: T) => void) | ReadonlyArray<(context: T)
 export interface NatsBusHooks extends BusHooks {
   /** Connection status changes: disconnect, reconnect, server errors. @default none */
   onStatus?: NatsBusHook<NatsBusStatus>;
+  /**
+   * A publish that had resolved could not be handed to the connection (it closed meanwhile). Publishes
+   * with `onUnavailable` report through that callback instead. @default none
+   */
+  onPublishError?: NatsBusHook<{ topic: string; error: ToolbusError }>;
   /** The bus closed: `error` is set when the connection closed because of one. @default none */
   onClosed?: NatsBusHook<{ error?: Error }>;
 }
@@ -110,6 +115,16 @@ export interface NatsBusConnectOptions extends Omit<NatsBusOptions, 'ownsConnect
   signal?: AbortSignal;
 }
 
+/** A publish waiting for the next turn of the event loop. */
+interface Outgoing {
+  topic: string;
+  subject: string;
+  body: Uint8Array | string;
+  options: { headers?: MsgHdrs; reply?: string } | undefined;
+  token?: string;
+  watch?: UnavailableWatch;
+}
+
 interface UnavailableWatch {
   topic: string;
   subject: string;
@@ -117,10 +132,14 @@ interface UnavailableWatch {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
-const NO_PROPERTIES: BusProperties = Object.freeze({});
 /** NATS queue group names are one protocol token: anything but whitespace. */
 const GROUP = /^\S+$/;
 const MAX_SUBJECT_CACHE = 4_096;
+/**
+ * How long no-responders watches gather before one flush settles them all. Bounds the watch table (one
+ * entry per publish in this window) while keeping the PING traffic to one per window.
+ */
+const SETTLE_INTERVAL_MS = 50;
 
 function runHooks<T>(hook: NatsBusHook<T> | undefined, context: T): void {
   if (!hook) return;
@@ -179,6 +198,8 @@ export class NatsBus implements MessageBus {
   readonly #subscriptions = new Set<Subscription>();
   #closing: Promise<void> | undefined;
   #resolveClosed!: (value: void | Error) => void;
+  #outbox: Outgoing[] = [];
+  #sendScheduled = false;
 
   // No-responders tracking: publishes since the last flush started, and the batch being flushed.
   #inbox: string | undefined;
@@ -186,6 +207,7 @@ export class NatsBus implements MessageBus {
   #sequence = 0;
   #watching = new Map<string, UnavailableWatch>();
   #settling: Map<string, UnavailableWatch> | undefined;
+  #settleTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * Wraps an open NATS connection.
@@ -240,27 +262,80 @@ export class NatsBus implements MessageBus {
     }
     try {
       const subject = this.subjectOf(topic);
-      let hdrs: MsgHdrs | undefined;
-      if (properties) {
-        for (const key in properties) {
-          hdrs ??= createHeaders();
-          hdrs.set(key, properties[key] as string);
-        }
-      }
+      const hdrs = properties ? encodeProperties(topic, properties) : undefined;
+      this.#checkSize(topic, body, properties);
       const onUnavailable = options?.onUnavailable;
-      if (onUnavailable === undefined) {
-        this.connection.publish(subject, body, hdrs ? { headers: hdrs } : undefined);
-        return RESOLVED;
+      const outgoing: Outgoing = { topic, subject, body, options: hdrs ? { headers: hdrs } : undefined };
+      if (onUnavailable !== undefined) {
+        const token = (this.#sequence++).toString(36);
+        const inbox = this.#inbox ?? this.#openInbox();
+        outgoing.options = { headers: hdrs, reply: `${inbox}.${token}` };
+        outgoing.token = token;
+        outgoing.watch = { topic, subject, onUnavailable };
       }
-      const token = (this.#sequence++).toString(36);
-      const inbox = this.#inbox ?? this.#openInbox();
-      this.connection.publish(subject, body, { headers: hdrs, reply: `${inbox}.${token}` });
-      // Registered after the publish: a 503 can only arrive in a later turn of the event loop.
-      this.#watching.set(token, { topic, subject, onUnavailable });
-      if (this.#settling === undefined) this.#settle();
+      if (!this.#sendScheduled) {
+        // The first publish of a turn goes out at once (no added latency for a lone call); the rest of
+        // the turn is handed over together when the turn ends, so the socket sees one write for them.
+        this.#sendScheduled = true;
+        setImmediate(this.#sendOutbox);
+        this.#send(outgoing);
+        this.#scheduleSettle();
+      } else {
+        this.#outbox.push(outgoing);
+      }
       return RESOLVED;
     } catch (error) {
       return Promise.reject(toBusError(error, `cannot publish to topic '${topic}'`));
+    }
+  }
+
+  /**
+   * Hands every queued publish to the client in one go, so the client writes them to the socket in one
+   * write: the calls made in one turn of the event loop (e.g. every reply to one batch of responses)
+   * share one syscall instead of one each.
+   */
+  readonly #sendOutbox = (): void => {
+    this.#sendScheduled = false;
+    const outbox = this.#outbox;
+    if (outbox.length === 0) return;
+    this.#outbox = [];
+    for (const out of outbox) this.#send(out);
+    this.#scheduleSettle();
+  };
+
+  #send(out: Outgoing): void {
+    try {
+      this.connection.publish(out.subject, out.body, out.options);
+      // Registered after the publish: a 503 can only arrive in a later turn of the event loop.
+      if (out.watch !== undefined) this.#watching.set(out.token as string, out.watch);
+    } catch (error) {
+      this.#failOutgoing(out, toBusError(error, `cannot publish to topic '${out.topic}'`));
+    }
+  }
+
+  #failOutgoing(out: Outgoing, error: ToolbusError): void {
+    try {
+      if (out.watch !== undefined) out.watch.onUnavailable(error);
+      else runHooks(this.#hooks.onPublishError, { topic: out.topic, error });
+    } catch {
+      // A caller's callback must not break the bus.
+    }
+  }
+
+  /** Rejects early what the server would refuse: a message above its max_payload. */
+  #checkSize(topic: string, body: Uint8Array | string, properties: BusProperties | undefined): void {
+    const max = this.connection.info?.max_payload;
+    if (max === undefined) return;
+    // Strings: UTF-8 is at most 3 bytes per UTF-16 unit; measure exactly only when it may matter.
+    let size = typeof body === 'string' ? body.length : body.byteLength;
+    if (typeof body === 'string' && size * 3 > max) size = Buffer.byteLength(body);
+    if (properties) for (const key in properties) size += key.length + (properties[key] as string).length + 4;
+    if (size > max) {
+      throw new ToolbusError(
+        'too-large',
+        `cannot publish to topic '${topic}': the message is ${size} bytes, above the server's max_payload ` +
+          `of ${max} bytes`,
+      );
     }
   }
 
@@ -299,7 +374,7 @@ export class NatsBus implements MessageBus {
       subscription = this.connection.subscribe(subject, {
         queue: group,
         callback: (_error, msg) => {
-          const message: BusMessage = { topic, body: msg.data, properties: readProperties(msg) };
+          const message: BusMessage = { topic, body: msg.data, properties: decodeProperties(msg) };
           try {
             const result = handler(message);
             if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
@@ -346,6 +421,7 @@ export class NatsBus implements MessageBus {
   }
 
   async #close(): Promise<void> {
+    this.#sendOutbox();
     this.#dropWatches();
     if (this.#ownsConnection) {
       if (!this.connection.isClosed()) {
@@ -367,6 +443,14 @@ export class NatsBus implements MessageBus {
 
   #onConnectionClosed(error: Error | undefined): void {
     this.#closing ??= RESOLVED;
+    const unsent = this.#outbox;
+    this.#outbox = [];
+    for (const out of unsent) {
+      this.#failOutgoing(
+        out,
+        new ToolbusError('closed', `cannot publish to topic '${out.topic}': the bus closed`),
+      );
+    }
     this.#dropWatches();
     const resolve = this.#resolveClosed;
     if (!resolve) return;
@@ -415,6 +499,16 @@ export class NatsBus implements MessageBus {
     }
   }
 
+  /** At most one settling flush per {@link SETTLE_INTERVAL_MS}: one PING covers every publish before it. */
+  #scheduleSettle(): void {
+    if (this.#settleTimer !== undefined || this.#settling !== undefined || this.#watching.size === 0) return;
+    this.#settleTimer = setTimeout(() => {
+      this.#settleTimer = undefined;
+      if (this.#closing === undefined) this.#settle();
+    }, SETTLE_INTERVAL_MS);
+    this.#settleTimer.unref?.();
+  }
+
   /**
    * Starts one flush for every publish watched so far. The server handles a connection's messages in
    * order, so any 503 for them arrives before the flush's PONG: when the flush settles, the rest had
@@ -427,13 +521,15 @@ export class NatsBus implements MessageBus {
     const done = (): void => {
       if (this.#settling === batch) this.#settling = undefined;
       batch.clear();
-      if (this.#watching.size > 0 && this.#closing === undefined) this.#settle();
+      if (this.#closing === undefined) this.#scheduleSettle();
     };
     this.connection.flush().then(done, done);
   }
 
   /** Unknowable after a disconnect or close: drop every watch (callers' timeouts still apply). */
   #dropWatches(): void {
+    if (this.#settleTimer !== undefined) clearTimeout(this.#settleTimer);
+    this.#settleTimer = undefined;
     this.#watching.clear();
     this.#settling?.clear();
   }
@@ -442,16 +538,6 @@ export class NatsBus implements MessageBus {
   get pendingUnavailableWatches(): number {
     return this.#watching.size + (this.#settling?.size ?? 0);
   }
-}
-
-function readProperties(msg: Msg): BusProperties {
-  const hdrs = msg.headers;
-  if (hdrs === undefined) return NO_PROPERTIES;
-  const properties: Record<string, string> = {};
-  for (const [key, values] of hdrs) {
-    if (values[0] !== undefined) properties[key] = values[0];
-  }
-  return properties;
 }
 
 function toStatus(status: Status): NatsBusStatus {

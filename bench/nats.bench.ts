@@ -1,0 +1,207 @@
+/**
+ * @module NATS request/response: a tool-service call over `NatsBus` (ToolServiceClient → DynamicToolService
+ * in another process) against the raw NATS client doing the same JSON work, with `nc.request()` and with
+ * its own reply subject and an id map, each at 1, 64 and 512 calls in flight. Starts its own nats-server.
+ * Targets: tool-service throughput ≥ 0.9× the best raw pattern and ≥ 2× `nc.request()`, p50 ≤ 1.2× the
+ * raw own-reply pattern; RSS of an idle agent process connected to NATS ≤ 80 MB.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { connect, createInbox, headers, type NatsConnection } from '@nats-io/transport-node';
+import { NatsBus } from '../src/bus/nats/index.js';
+import { ToolServiceClient } from '../src/services/index.js';
+import { startNatsServer } from '../test/support/nats-server.js';
+import { LOAD_SERVICE } from '../test/fixtures/nats-load-descriptors.js';
+import { measure, type BenchRow, type BenchTable } from './harness.js';
+
+const root = new URL('..', import.meta.url).pathname;
+const CONCURRENCY = [1, 64, 512];
+const USER = 'alice';
+const CONFIG = { factor: 2, style: 'pun', region: 'eu-west', notes: 'bench' };
+
+/** A request envelope of about 225 bytes, as in research/bus-bench.md. */
+function envelope(n: number): string {
+  return JSON.stringify({
+    user: USER,
+    config: JSON.stringify(CONFIG),
+    arguments: JSON.stringify({ n, delayMs: 0, topic: 'a topic of a reasonable length for a tool call' }),
+  });
+}
+
+interface ChildHandle {
+  process: ChildProcess;
+  line(match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+function child(script: string, args: string[], nodeArgs: string[] = []): ChildHandle {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const waiters: {
+    match: (l: Record<string, unknown>) => boolean;
+    resolve: (l: Record<string, unknown>) => void;
+  }[] = [];
+  createInterface({ input: proc.stdout! }).on('line', (text) => {
+    let l: Record<string, unknown>;
+    try {
+      l = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    for (const w of [...waiters]) {
+      if (w.match(l)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(l);
+      }
+    }
+  });
+  return {
+    process: proc,
+    line: (match) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${script}: no reply within 30 s`)), 30_000);
+        waiters.push({
+          match,
+          resolve: (l) => {
+            clearTimeout(timer);
+            resolve(l);
+          },
+        });
+      }),
+    stop: async () => {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 3_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The raw pattern of the research: publish with a reply subject, one response subscription, an id map. */
+function ownReplyClient(nc: NatsConnection): (body: string) => Promise<unknown> {
+  const inbox = createInbox();
+  const pending = new Map<string, (data: Uint8Array) => void>();
+  nc.subscribe(inbox, {
+    callback: (_error, msg) => {
+      const id = msg.headers?.get('id') ?? '';
+      const resolve = pending.get(id);
+      if (resolve) {
+        pending.delete(id);
+        resolve(msg.data);
+      }
+    },
+  });
+  let seq = 0;
+  return (body) =>
+    new Promise((resolve) => {
+      const id = (++seq).toString(36);
+      pending.set(id, (data) => resolve(JSON.parse(new TextDecoder().decode(data))));
+      const h = headers();
+      h.set('id', id);
+      nc.publish('bench.raw', body, { reply: inbox, headers: h });
+    });
+}
+
+export default async function (): Promise<BenchTable[]> {
+  const server = await startNatsServer({ jetstream: false });
+  const responder = child('test/fixtures/nats-bench-responder.ts', [server.url]);
+  const replica = child('test/fixtures/nats-replica.ts', [server.url, 'bench-replica']);
+  const rows: BenchRow[] = [];
+  const notes: string[] = [];
+  try {
+    await Promise.all([responder.line((l) => l.ready === true), replica.line((l) => l.ready !== undefined)]);
+    const nc = await connect({ servers: server.url, name: 'bench-raw' });
+    const bus = await NatsBus.connect({ servers: server.url, name: 'bench-toolbus' });
+    const client = new ToolServiceClient(bus, {
+      requestQueue: LOAD_SERVICE['request-queue'],
+      responseQueue: LOAD_SERVICE['response-queue'],
+      timeoutMs: 30_000,
+    });
+    const own = ownReplyClient(nc);
+    await nc.flush();
+    let n = 0;
+    const options = (concurrency: number) => ({
+      concurrency,
+      iterations: concurrency === 1 ? 5_000 : 60_000,
+      maxMs: concurrency === 1 ? 1_500 : 2_500,
+      warmup: concurrency === 1 ? 300 : 2_000,
+    });
+    for (const concurrency of CONCURRENCY) {
+      rows.push(
+        await measure(
+          'raw nc.request()',
+          async () => {
+            const h = headers();
+            h.set('id', String(++n));
+            const msg = await nc.request('bench.raw', envelope(n), { timeout: 30_000, headers: h });
+            return JSON.parse(msg.string());
+          },
+          options(concurrency),
+        ),
+      );
+      rows.push(
+        await measure('raw own reply subject + id map', () => own(envelope(++n)), options(concurrency)),
+      );
+      rows.push(
+        await measure(
+          'tool service over NatsBus',
+          () =>
+            client.call(USER, CONFIG, {
+              n: ++n,
+              delayMs: 0,
+              topic: 'a topic of a reasonable length for a tool call',
+            }),
+          options(concurrency),
+        ),
+      );
+    }
+    await client.close();
+    await bus.close();
+    await nc.close();
+
+    // The RSS of an idle agent process (ToolUseAgent, ToolServiceClient, NatsBus) connected to NATS.
+    const agent = child('test/fixtures/nats-agent.ts', [server.url], ['--expose-gc']);
+    await agent.line((l) => l.ready === true);
+    await new Promise((r) => setTimeout(r, 500));
+    agent.process.stdin!.write('{"op":"rss"}\n');
+    const { rss } = (await agent.line((l) => l.reply === 'rss')) as { rss: number };
+    await agent.stop();
+    const mb = rss / 1024 / 1024;
+    notes.push(
+      `Idle agent process connected to NATS (run through tsx): RSS ${mb.toFixed(1)} MB (target ≤ 80 MB: ${mb <= 80 ? 'met' : 'NOT met'}).`,
+    );
+  } finally {
+    await Promise.all([responder.stop(), replica.stop()]);
+    await server.stop();
+  }
+  for (const concurrency of CONCURRENCY) {
+    const at = (name: string): BenchRow | undefined =>
+      rows.find((r) => r.name === name && r.concurrency === concurrency);
+    const tool = at('tool service over NatsBus');
+    const request = at('raw nc.request()');
+    const ownRow = at('raw own reply subject + id map');
+    if (!tool || !request || !ownRow) continue;
+    const best = Math.max(request.opsPerSec, ownRow.opsPerSec);
+    const vsBest = tool.opsPerSec / best;
+    const vsRequest = tool.opsPerSec / request.opsPerSec;
+    const p50 = tool.p50Us / ownRow.p50Us;
+    notes.push(
+      `${concurrency} in flight: throughput ${vsBest.toFixed(2)}× the best raw pattern (target ≥ 0.9: ${vsBest >= 0.9 ? 'met' : 'NOT met'}), ` +
+        `${vsRequest.toFixed(2)}× nc.request() (target ≥ 2: ${vsRequest >= 2 ? 'met' : 'NOT met'}), ` +
+        `p50 ${p50.toFixed(2)}× the own-reply pattern (target ≤ 1.2: ${p50 <= 1.2 ? 'met' : 'NOT met'}).`,
+    );
+  }
+  return [
+    {
+      title:
+        'NATS request/response: tool service over NatsBus vs the raw NATS client (responders in child processes)',
+      baseline: 'raw own reply subject + id map',
+      rows,
+      notes,
+    },
+  ];
+}
