@@ -22,6 +22,7 @@ describe('mcpServerTools over stdio (fixture server)', { timeout: 60_000 }, () =
       ...stdioFixtureParams({ MCP_FIXTURE_CRASH_MARKER: marker }),
       id: 'fixture',
       timeoutMs: 400,
+      maxTotalTimeoutMs: 3000,
       toolTimeoutsMs: { echo: 10_000, add: 10_000, media: 10_000, pid: 10_000, counter: 10_000 },
     });
   });
@@ -88,7 +89,31 @@ describe('mcpServerTools over stdio (fixture server)', { timeout: 60_000 }, () =
     const late = await mcp.call('slow', { steps: 1, stepMs: 1500 });
     assert.equal(late.isError, true);
     assert.equal(late.error?.code, 'timeout');
-    assert.match(late.content, /timed out after 400 ms/);
+    assert.match(late.content, /timed out after 400 ms without progress and was cancelled/);
+    // Progress resets the timeout only up to the total cap.
+    const capped = await mcp.call('slow', { steps: 40, stepMs: 100 });
+    assert.equal(capped.error?.code, 'timeout');
+    assert.match(capped.content, /total cap of 3000 ms/);
+  });
+
+  test('names MCP allows but models reject are mapped reversibly', async () => {
+    const tool = mcp.list().find((t) => mcp.remoteName(t.name) === 'math.double');
+    assert.ok(tool, 'no tool maps back to math.double');
+    assert.match(tool.name, /^[a-zA-Z0-9_-]{1,64}$/);
+    assert.notEqual(tool.name, 'math.double');
+    assert.equal((await mcp.call(tool.name, { x: 21 })).content, '42');
+  });
+
+  test('a timeout cancels the work on the server too', async () => {
+    const before = Number((await mcp.call('cancel_seen', {})).content);
+    const late = await mcp.call('slow', { steps: 1, stepMs: 2000 });
+    assert.equal(late.error?.code, 'timeout');
+    const seen = await waitFor(
+      async () => Number((await mcp.call('cancel_seen', {})).content) > before,
+      5000,
+      50,
+    );
+    assert.ok(seen, 'the server kept running the timed-out call');
   });
 
   test('cancellation sends the MCP cancel: the server sees its signal abort', async () => {

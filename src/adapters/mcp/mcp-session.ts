@@ -276,10 +276,22 @@ export class McpSession {
   ): ToolbusError {
     if (signal?.aborted) return abortReason(signal, what, toolName);
     if (error instanceof ToolbusError) return error;
+    if (
+      error instanceof SdkError &&
+      error.code === 'REQUEST_TIMEOUT' &&
+      /maximum total timeout/i.test(error.message)
+    ) {
+      return new ToolError(
+        'timeout',
+        `${what} on MCP server '${this.id}' ran longer than its total cap of ${this.#params.maxTotalTimeoutMs} ms ` +
+          '(progress resets the timeout only up to maxTotalTimeoutMs) and was cancelled',
+        { cause: error, ...(toolName ? { toolName } : {}) },
+      );
+    }
     if (error instanceof SdkError && error.code === 'REQUEST_TIMEOUT') {
       return new ToolError(
         'timeout',
-        `${what} on MCP server '${this.id}' timed out after ${timeoutMs ?? this.#params.timeoutMs} ms without progress`,
+        `${what} on MCP server '${this.id}' timed out after ${timeoutMs ?? this.#params.timeoutMs} ms without progress and was cancelled`,
         { cause: error },
       );
     }
