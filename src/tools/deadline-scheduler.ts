@@ -31,6 +31,8 @@ interface DeadlineQueue {
   timer: ReturnType<typeof setTimeout> | undefined;
   /** Whether the timer holds the process open (only while a live deadline exists). */
   held: boolean;
+  /** When the armed timer is due: a timer that fired proves at least this much time passed. */
+  armedUntil: number;
 }
 
 /** Timer granularity tolerance: Node timers may fire up to ~1 ms before `performance.now()` agrees. */
@@ -44,7 +46,7 @@ export class DeadlineScheduler {
   add(ms: number, target: DeadlineTarget): Deadline {
     let queue = this.#queues.get(ms);
     if (queue === undefined) {
-      queue = { entries: [], head: 0, timer: undefined, held: false };
+      queue = { entries: [], head: 0, timer: undefined, held: false, armedUntil: 0 };
       this.#queues.set(ms, queue);
     }
     const entry: Deadline = { at: performance.now() + ms, done: false, target, queue };
@@ -73,14 +75,16 @@ export class DeadlineScheduler {
     return n;
   }
 
-  #arm(queue: DeadlineQueue, delay: number): void {
+  #arm(queue: DeadlineQueue, delay: number, base = performance.now()): void {
+    queue.armedUntil = base + Math.max(0, delay);
     queue.timer = setTimeout(() => this.#expire(queue), Math.max(0, delay));
     queue.held = true;
   }
 
   #expire(queue: DeadlineQueue): void {
     queue.timer = undefined;
-    const now = performance.now();
+    // Trust the timer as a clock too, so fake timers (node:test `mock.timers`) expire deadlines.
+    const now = Math.max(performance.now(), queue.armedUntil);
     while (queue.head < queue.entries.length) {
       const entry = queue.entries[queue.head] as Deadline;
       if (entry.done) {
@@ -94,7 +98,7 @@ export class DeadlineScheduler {
     }
     compact(queue);
     const next = queue.entries[queue.head];
-    if (next !== undefined && queue.timer === undefined) this.#arm(queue, next.at - now);
+    if (next !== undefined && queue.timer === undefined) this.#arm(queue, next.at - now, now);
   }
 }
 

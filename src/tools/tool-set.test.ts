@@ -372,3 +372,44 @@ describe('ToolSet hooks', () => {
     assert.equal((await observed.call('guarded', '{}')).content, 'ran');
   });
 });
+
+describe('ToolSet with a strict-mode model', () => {
+  test('nulls sent for optional properties are treated as absent (defaults apply)', async () => {
+    const search = new FunctionTool(({ query, limit, lang }) => ({ query, limit, lang: lang ?? 'any' }), {
+      name: 'search',
+      description: 'Search.',
+      parameters: z.object({
+        query: z.string(),
+        limit: z.number().default(10),
+        lang: z.string().optional(),
+      }),
+      strict: true,
+    });
+    const set = new ToolSet([search]);
+    assert.deepEqual(search.schemaFor('openai-strict').parameters.required, ['query', 'limit', 'lang']);
+    const result = await set.call('search', '{"query": "toolbus", "limit": null, "lang": null}');
+    assert.equal(result.isError, false);
+    assert.deepEqual(JSON.parse(result.content), { query: 'toolbus', limit: 10, lang: 'any' });
+  });
+});
+
+describe('ToolSet deadlines under fake timers', () => {
+  test('a timeout fires when mocked time passes, not before', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const stuck = new FunctionTool(() => new Promise(() => {}), {
+      name: 'stuck',
+      description: 'Never settles.',
+      parameters: z.object({}),
+    });
+    const set = new ToolSet([stuck], { timeoutMs: 1_000 });
+    let settled: ToolResult | undefined;
+    void set.call('stuck', '{}').then((r) => (settled = r));
+    await new Promise((r) => setImmediate(r));
+    t.mock.timers.tick(999);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(settled, undefined);
+    t.mock.timers.tick(2);
+    await new Promise((r) => setImmediate(r));
+    assert.equal((settled as ToolResult | undefined)?.error?.code, 'timeout');
+  });
+});
