@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mcpServerTools, type McpServerTools } from '../../src/adapters/mcp/index.js';
+import { ToolUseAgent } from '../../src/agents/index.js';
+import { ScriptedChatCompletionClient } from '../../src/models/index.js';
 import { ToolbusError } from '../../src/tools/index.js';
 import { ROOT, isAlive, stdioFixtureParams, waitFor } from '../fixtures/mcp-spawn.js';
 
@@ -245,5 +247,24 @@ test(
     const pid = Number(out.trim());
     assert.ok(pid > 0, `no child pid printed: '${out}'`);
     assert.ok(await waitFor(() => !isAlive(pid), 10_000), `MCP child ${pid} outlived its parent`);
+  },
+);
+
+test(
+  'as the guide shows: await mcpServerTools(...) and hand the tools to an agent',
+  { timeout: 30_000 },
+  async (t) => {
+    const tools = await mcpServerTools(stdioFixtureParams());
+    t.after(() => tools.close());
+    const model = new ScriptedChatCompletionClient([
+      [{ id: 'call_1', name: 'add', arguments: '{"a": 2, "b": 3}' }],
+      'The sum is 5.',
+    ]);
+    const agent = new ToolUseAgent({ model, tools });
+    assert.equal(await agent.ask('What is 2 + 3?'), 'The sum is 5.');
+    const offered = model.calls[0]?.tools.map((schema) => schema.name) ?? [];
+    assert.ok(offered.includes('add') && offered.includes('echo'), offered.join(','));
+    const fed = JSON.stringify(model.calls[1]?.messages);
+    assert.match(fed, /\{\\"sum\\":5\}/);
   },
 );
