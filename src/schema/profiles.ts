@@ -176,6 +176,16 @@ class OpenAIStrictCompiler {
         this.#fail(path, `an 'allOf' of ${allOf.length} schemas`);
       }
     }
+    // OpenAI refuses keywords beside a `$ref` ("$ref cannot have keywords {'description'}"), so such a
+    // node is inlined with its siblings winning, as the openai SDK's own toStrictJsonSchema does.
+    const ref = s['$ref'];
+    if (
+      typeof ref === 'string' &&
+      Object.keys(s).some((k) => k !== '$ref' && !OPENAI_STRICT_REMOVED.has(k))
+    ) {
+      const { $ref: _ref, ...siblings } = s;
+      s = { ...this.#resolve(ref, path), ...siblings };
+    }
     const out: JsonObject = {};
     for (const [key, value] of Object.entries(s)) {
       if (OPENAI_STRICT_REMOVED.has(key)) continue;
@@ -218,6 +228,17 @@ class OpenAIStrictCompiler {
       'properties' in s;
     if (isObjectType) this.#object(s, out, path);
     return out;
+  }
+
+  /** Resolves a local `$ref` (`#/$defs/x`, `#/definitions/x`) in the source schema. */
+  #resolve(ref: string, path: string): JsonObject {
+    let target: JsonValue | undefined = ref.startsWith('#') ? this.#source : undefined;
+    for (const part of ref.slice(1).split('/').filter(Boolean)) {
+      const key = decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~');
+      target = isObject(target) ? target[key] : undefined;
+    }
+    if (!isObject(target)) this.#fail(path, `the reference '${ref}' (not a local $defs/definitions entry)`);
+    return target;
   }
 
   /** Closes an object: every property required, optionals nullable, `additionalProperties: false`. */
