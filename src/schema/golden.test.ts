@@ -413,13 +413,25 @@ describe('golden schemas: raw JSON Schema', () => {
     });
   });
 
-  test('openai-strict closes objects inside definitions and items, nullable $ref, unsupported keywords removed', () => {
+  test('openai-strict closes objects inside definitions and items, inlines $ref with siblings, removes unsupported keywords', () => {
     same(compileSchema(toParametersSchema(raw), 'openai-strict'), {
       type: 'object',
       properties: {
         query: { type: 'string', description: 'What to search for' },
+        // A $ref with a sibling keyword is inlined (OpenAI refuses keywords beside $ref).
         filter: {
-          anyOf: [{ $ref: '#/definitions/Filter' }, { type: 'null' }],
+          anyOf: [
+            {
+              type: 'object',
+              properties: {
+                lang: { type: 'string', description: 'Language code' },
+                since: { type: ['string', 'null'], format: 'date', description: 'Since date' },
+              },
+              required: ['lang', 'since'],
+              additionalProperties: false,
+            },
+            { type: 'null' },
+          ],
           description: 'Optional filter',
         },
         sort: {
