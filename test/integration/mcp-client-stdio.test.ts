@@ -160,14 +160,18 @@ describe('mcpServerTools over stdio (fixture server)', { timeout: 60_000 }, () =
     assert.equal(mcp.get('extra_tool'), undefined);
   });
 
-  test('server restart: a read-only tool is retried once after reconnecting', async () => {
+  test('server restart: read-only calls in flight are retried once, over one reconnect', async () => {
     rmSync(marker, { force: true });
     const pidBefore = mcp.session.childPid;
-    const result = await mcp.call('flaky_read', {});
-    assert.equal(result.isError, false, result.content);
-    assert.match(result.content, /^read from \d+$/);
+    const connectsBefore = mcp.session.connectCount;
+    // The first call makes the server exit mid-call; all three are in flight on the dying connection.
+    const results = await Promise.all([1, 2, 3].map(() => mcp.call('flaky_read', {})));
+    for (const result of results) {
+      assert.equal(result.isError, false, result.content);
+      assert.match(result.content, /^read from \d+$/);
+    }
     assert.notEqual(mcp.session.childPid, pidBefore);
-    assert.equal(mcp.session.connectCount, 2);
+    assert.equal(mcp.session.connectCount, connectsBefore + 1);
   });
 
   test('server restart: a tool that is not idempotent is not retried and says so', async () => {

@@ -168,8 +168,10 @@ export class McpSession {
 
   /** The server's tools with their JSON Schemas as sent (`$defs` and `$ref` untouched). */
   async listTools(options: McpSignalOptions = {}): Promise<McpToolDefinition[]> {
+    let used: Client | undefined;
     const attempt = async (): Promise<McpToolDefinition[]> => {
       const client = await this.#ensureClient(options.signal);
+      used = client;
       const result = await client.listTools(undefined, {
         cacheMode: 'refresh',
         timeout: this.#params.timeoutMs,
@@ -184,7 +186,7 @@ export class McpSession {
         throw abortReason(options.signal, `listing the tools of MCP server '${this.id}'`);
       if (isConnectionLoss(error)) {
         // Listing has no side effect: reconnect and list again.
-        this.#drop();
+        this.#drop(used);
         return await attempt().catch((e: unknown) => {
           throw this.#mapError(e, `listing the tools of MCP server '${this.id}'`, options.signal);
         });
@@ -208,8 +210,10 @@ export class McpSession {
     const timeoutMs = options.timeoutMs ?? this.#params.toolTimeoutsMs[name] ?? this.#params.timeoutMs;
     const maxTotalTimeout = Math.max(this.#params.maxTotalTimeoutMs, timeoutMs);
     const { signal, onProgress } = options;
+    let used: Client | undefined;
     const attempt = async (): Promise<CallToolResult> => {
       const client = await this.#ensureClient(signal);
+      used = client;
       const result = await client.callTool(
         { name, arguments: args },
         {
@@ -228,7 +232,7 @@ export class McpSession {
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal, `${what} on MCP server '${this.id}'`, display);
       if (!isConnectionLoss(error)) throw this.#mapError(error, what, signal, timeoutMs, display);
-      this.#drop();
+      this.#drop(used);
       if (!options.retryAfterReconnect) {
         // Reconnect in the background so the next call and list_changed work again.
         this.#ensureClient().catch(() => undefined);
@@ -313,12 +317,14 @@ export class McpSession {
     });
   }
 
-  /** Forgets the current client after a connection loss (the next use reconnects). */
-  #drop(): void {
-    const client = this.#client;
+  /**
+   * Forgets `failed` after a connection loss, so the next use reconnects. A client that another call has
+   * already replaced is left alone: concurrent failures of one dead connection cause one reconnect.
+   */
+  #drop(failed: Client | undefined): void {
+    if (failed === undefined || this.#client !== failed) return;
     this.#client = undefined;
-    this.#connecting = undefined;
-    client?.close().catch(() => undefined);
+    failed.close().catch(() => undefined);
   }
 
   async #ensureClient(signal?: AbortSignal): Promise<Client> {
