@@ -309,7 +309,7 @@ describe('ToolSet concurrency cap', () => {
 });
 
 describe('ToolSet hooks', () => {
-  test('onCall and onResult run in order with one context object', async () => {
+  test('onCall, onResult and onError run in order with one context object', async () => {
     const seen: string[] = [];
     let lastEvent: ToolCallEvent | undefined;
     const set = new ToolSet([add, fails], {
@@ -326,6 +326,9 @@ describe('ToolSet hooks', () => {
         onResult: (e) => {
           seen.push(`result:${e.name}:${e.result.isError}`);
         },
+        onError: (e) => {
+          seen.push(`error:${e.name}:${e.result.error?.code}`);
+        },
       },
     });
     await set.call('add', '{"a":1,"b":2}', { callId: 'x', user: 'alice' });
@@ -338,7 +341,9 @@ describe('ToolSet hooks', () => {
       'call1:fails',
       'call2:fails',
       'result:fails:true',
+      'error:fails:tool-error',
       'result:missing:true',
+      'error:missing:unknown-tool',
     ]);
     assert.deepEqual(lastEvent?.arguments, {});
     assert.equal(lastEvent?.tool, fails);

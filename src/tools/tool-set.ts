@@ -30,7 +30,7 @@ export interface ToolCallEvent {
   readonly tool: Tool;
 }
 
-/** What `onResult` hooks see: every result, failures included. */
+/** What `onResult` and `onError` hooks see: a finished call and its result. */
 export interface ToolResultEvent {
   readonly name: string;
   readonly callId: string;
@@ -53,6 +53,8 @@ export interface ToolSetHooks {
   onCall?: HookList<ToolCallEvent>;
   /** Runs after every call, with its result. Its errors are ignored: the result is already decided. @default none */
   onResult?: HookList<ToolResultEvent>;
+  /** Runs after `onResult` for error results only (`result.error` is set). Errors ignored too. @default none */
+  onError?: HookList<ToolResultEvent>;
 }
 
 /** Options of {@link ToolSet}. */
@@ -73,6 +75,7 @@ interface ResolvedToolSetOptions {
   concurrency: number;
   onCall: readonly ((event: ToolCallEvent) => void | Promise<void>)[];
   onResult: readonly ((event: ToolResultEvent) => void | Promise<void>)[];
+  onError: readonly ((event: ToolResultEvent) => void | Promise<void>)[];
 }
 
 function toList<E>(hooks: HookList<E> | undefined): readonly ((event: E) => void | Promise<void>)[] {
@@ -138,6 +141,7 @@ export class ToolSet implements ToolProvider {
       concurrency: checkPositive('concurrency', options.concurrency, DEFAULT_TOOL_CONCURRENCY),
       onCall: toList(options.hooks?.onCall),
       onResult: toList(options.hooks?.onResult),
+      onError: toList(options.hooks?.onError),
     };
     this.#limiter = new ConcurrencyLimiter(this.#options.concurrency);
   }
@@ -185,7 +189,9 @@ export class ToolSet implements ToolProvider {
     options: ToolCallOptions = {},
   ): Promise<ToolResult> {
     const callId = options.callId ?? randomUUID();
-    if (this.#options.onResult.length === 0) return this.#call(name, args, options, callId, options.user);
+    if (this.#options.onResult.length === 0 && this.#options.onError.length === 0) {
+      return this.#call(name, args, options, callId, options.user);
+    }
     return this.#callObserved(name, args, options, callId);
   }
 
@@ -199,7 +205,10 @@ export class ToolSet implements ToolProvider {
     const user = options.user;
     const result = await this.#call(name, args, options, callId, user);
     const event: ToolResultEvent = { name, callId, user, result, durationMs: performance.now() - started };
-    for (const hook of this.#options.onResult) {
+    const hooks = result.isError
+      ? [...this.#options.onResult, ...this.#options.onError]
+      : this.#options.onResult;
+    for (const hook of hooks) {
       try {
         await hook(event);
       } catch {
