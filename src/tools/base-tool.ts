@@ -129,8 +129,21 @@ export abstract class BaseTool implements Tool {
             ? signal
             : signal.signal;
     if (lazy !== undefined ? lazy.aborted : abortSignal?.aborted) throw this.#cancelled(lazy ?? abortSignal);
-    const checked = this.#validate(args);
-    const result: ValidationResult = checked instanceof Promise ? await checked : checked;
+    let result: ValidationResult;
+    try {
+      const checked = this.#validate(args);
+      result = checked instanceof Promise ? await checked : checked;
+    } catch (error) {
+      // A validator that throws (a buggy refinement) is the tool's failure, not the model's.
+      throw new ToolError(
+        'tool-error',
+        `tool '${this.name}': its argument validation threw: ${String(error)}`,
+        {
+          cause: error,
+          toolName: this.name,
+        },
+      );
+    }
     if (!result.ok) throw this.invalidArguments(result.issues);
     if (lazy !== undefined ? lazy.aborted : abortSignal?.aborted) throw this.#cancelled(lazy ?? abortSignal);
     const callId = options?.callId ?? randomUUID();

@@ -227,3 +227,21 @@ describe('BaseTool subclasses with raw JSON Schema', () => {
     );
   });
 });
+
+describe('a validator that throws', () => {
+  test('becomes tool-error with the cause, not an untyped rejection', async () => {
+    const tool = new FunctionTool(() => 'never', {
+      name: 'buggy',
+      description: 'x',
+      parameters: z.object({
+        n: z.number().refine(() => {
+          throw new RangeError('refinement bug');
+        }),
+      }),
+    });
+    await assert.rejects(
+      tool.runJson({ n: 1 }),
+      (e: unknown) => e instanceof ToolError && e.code === 'tool-error' && e.cause instanceof RangeError,
+    );
+  });
+});
