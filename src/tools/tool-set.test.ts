@@ -159,6 +159,22 @@ describe('ToolSet error contract: every failure is a result, never a rejection',
     assert.equal(aborted, true);
   });
 
+  test("a tool's own timeoutMs replaces the set's default; a call's timeoutMs still wins", async () => {
+    class PatientTool extends FunctionTool<z.ZodObject<{ ms: z.ZodNumber }>> {
+      override readonly timeoutMs = 25;
+    }
+    const patient = new PatientTool(({ ms }) => new Promise((r) => setTimeout(() => r('done'), ms)), {
+      name: 'patient',
+      description: 'Waits.',
+      parameters: z.object({ ms: z.number() }),
+    });
+    const tools = new ToolSet([patient], { timeoutMs: 10_000 });
+    assertError(await tools.call('patient', { ms: 5_000 }), 'timeout', 'after 25 ms');
+    const overridden = await tools.call('patient', { ms: 40 }, { timeoutMs: 5_000 });
+    assert.equal(overridden.isError, false);
+    assert.equal(overridden.content, 'done');
+  });
+
   test('timeout also returns when the tool ignores its signal', async () => {
     const stuck = new FunctionTool(() => new Promise(() => {}), {
       name: 'stuck',

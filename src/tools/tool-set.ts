@@ -230,7 +230,7 @@ export class ToolSet implements ToolProvider {
     const parsed = parseArguments(name, args);
     if (parsed instanceof ToolError) return failure(name, callId, parsed);
 
-    const timeoutMs = options.timeoutMs ?? this.#options.timeoutMs;
+    const timeoutMs = options.timeoutMs ?? tool.timeoutMs ?? this.#options.timeoutMs;
     if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
       return failure(
         name,

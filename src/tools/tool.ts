@@ -45,6 +45,11 @@ export interface Tool {
   /** Side-effect hints, when the tool declares them. */
   readonly annotations?: ToolAnnotations;
   /**
+   * The tool's own time limit, which a `ToolSet` uses instead of its default (a call's `timeoutMs` still
+   * wins). `Infinity` says the tool enforces its own limits, as MCP tools do with progress-aware timeouts.
+   */
+  readonly timeoutMs?: number;
+  /**
    * Validates `args` against the schema, then runs the tool.
    *
    * Rejects with a {@link ToolError}: `invalid-arguments`, `tool-error`, `cancelled`, and for remote

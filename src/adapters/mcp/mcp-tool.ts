@@ -54,6 +54,11 @@ export class McpTool extends BaseTool {
   readonly remoteName: string;
   /** The definition the server sent. */
   readonly definition: McpToolDefinition;
+  /**
+   * `Infinity`: a `ToolSet` (the registry's included) adds no flat limit of its own, because the session
+   * enforces this tool's timeout, reset by progress notifications up to a total cap.
+   */
+  readonly timeoutMs = Infinity;
   readonly #session: McpSession;
   readonly #timeoutMs: number | undefined;
   readonly #onProgress: McpToolOptions['onProgress'];
