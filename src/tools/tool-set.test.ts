@@ -161,7 +161,7 @@ describe('ToolSet error contract: every failure is a result, never a rejection',
 
   test("a tool's own timeoutMs replaces the set's default; a call's timeoutMs still wins", async () => {
     class PatientTool extends FunctionTool<z.ZodObject<{ ms: z.ZodNumber }>> {
-      override readonly timeoutMs = 25;
+      readonly timeoutMs = 25;
     }
     const patient = new PatientTool(({ ms }) => new Promise((r) => setTimeout(() => r('done'), ms)), {
       name: 'patient',
