@@ -452,13 +452,18 @@ export function createGateway(options: GatewayOptions): Gateway {
         if (!srv) return;
         const closed = new Promise<void>((resolve) => srv.close(() => resolve()));
         srv.closeIdleConnections();
+        // After the grace period, cancel what is still running so each caller gets a typed `cancelled`
+        // answer; only connections that still have not finished a moment later are cut.
+        let cutTimer: NodeJS.Timeout | undefined;
         const timer = setTimeout(() => {
           for (const c of inFlight) c.abort(new ToolbusError('cancelled', 'the gateway is shutting down'));
-          srv.closeAllConnections();
+          cutTimer = setTimeout(() => srv.closeAllConnections(), 1_000);
+          cutTimer.unref();
         }, graceMs);
         timer.unref();
         await closed;
         clearTimeout(timer);
+        clearTimeout(cutTimer);
       })();
       return closing;
     },

@@ -228,4 +228,38 @@ describe('HTTP gateway', () => {
     assert.equal(isLoopbackHost('localhost'), true);
     assert.equal(isLoopbackHost('10.0.0.1'), false);
   });
+
+  test('on close, a call in flight finishes within the grace period, or is cancelled with a typed error after it', async () => {
+    let release: (() => void) | undefined;
+    const slow = new FunctionTool(
+      (_args: Record<string, never>, { signal }) =>
+        new Promise<string>((resolve, reject) => {
+          release = () => resolve('finished');
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        }),
+      { name: 'slow', description: 'Waits until released', parameters: z.object({}) },
+    );
+    // Grace long enough: the call finishes and its client gets the result.
+    const patient = createGateway({ tools: new LiveToolSet([slow]) });
+    const url1 = await patient.listen({ port: 0 });
+    const pending1 = fetch(`${url1}/api/v1/tools/slow/invoke`, { method: 'POST', body: '{}' });
+    while (!release) await new Promise((r) => setTimeout(r, 5));
+    const closing = patient.close({ graceMs: 10_000 });
+    release();
+    const done = (await (await pending1).json()) as { content: string; isError: boolean };
+    assert.deepEqual([done.content, done.isError], ['finished', false]);
+    await closing;
+
+    // Grace too short: the call is cancelled and the client is told so.
+    release = undefined;
+    const hasty = createGateway({ tools: new LiveToolSet([slow]) });
+    const url2 = await hasty.listen({ port: 0 });
+    const pending2 = fetch(`${url2}/api/v1/tools/slow/invoke`, { method: 'POST', body: '{}' });
+    while (!release) await new Promise((r) => setTimeout(r, 5));
+    const hastyClosing = hasty.close({ graceMs: 20 });
+    const outcome = (await (await pending2).json()) as { content: string; isError: boolean; code?: string };
+    assert.deepEqual([outcome.isError, outcome.code], [true, 'cancelled']);
+    assert.match(outcome.content, /shutting down/);
+    await hastyClosing;
+  });
 });
