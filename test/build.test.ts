@@ -1,0 +1,120 @@
+/**
+ * The published shape: `npm run build` emits JS and `.d.ts` for every export, a consumer compiles against
+ * the declarations with `skipLibCheck: false`, and the built root entry and CLI run on plain Node.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+
+interface PackageJson {
+  exports: Record<string, string | { types: string; default: string }>;
+  bin: Record<string, string>;
+}
+
+test('the build emits JS and .d.ts for every export, and a consumer type-checks against them', async (t) => {
+  // A copy of the package as npm would install it: package.json, bin and a fresh dist/.
+  const dir = await mkdtemp(join(tmpdir(), 'toolbus-build-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const pkgDir = join(dir, 'node_modules', 'toolbus');
+  await mkdir(pkgDir, { recursive: true });
+  await run(
+    process.execPath,
+    [TSC, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(pkgDir, 'dist')],
+    {
+      cwd: ROOT,
+    },
+  );
+  await cp(join(ROOT, 'package.json'), join(pkgDir, 'package.json'));
+  await cp(join(ROOT, 'bin'), join(pkgDir, 'bin'), { recursive: true });
+  // The peers and zod resolve from the project's own node_modules.
+  for (const name of [
+    'zod',
+    'ajv',
+    '@standard-schema',
+    'openai',
+    '@nats-io',
+    '@modelcontextprotocol',
+    '@langchain',
+    'better-sqlite3',
+    '@types',
+  ]) {
+    await symlink(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
+  }
+
+  const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as PackageJson;
+  for (const [key, target] of Object.entries(pkg.exports)) {
+    if (typeof target === 'string') {
+      assert.ok(existsSync(join(pkgDir, target)), `export '${key}' points at a missing file ${target}`);
+      continue;
+    }
+    assert.deepEqual(Object.keys(target), ['types', 'default'], `export '${key}': types must come first`);
+    assert.ok(existsSync(join(pkgDir, target.types)), `export '${key}': missing ${target.types}`);
+    assert.ok(existsSync(join(pkgDir, target.default)), `export '${key}': missing ${target.default}`);
+  }
+
+  await writeFile(
+    join(dir, 'consumer.ts'),
+    `import { FunctionTool, ToolSet, MemoryBus, DynamicToolService, ToolServiceClient, ToolRegistry, MemoryConfigStore,
+  ToolUseAgent, ScriptedChatCompletionClient, HttpTool, type ToolResult } from 'toolbus';
+import { NatsBus, NatsKvConfigStore } from 'toolbus/nats';
+import { SqliteConfigStore } from 'toolbus/sqlite';
+import { mcpServerTools, createMcpServer } from 'toolbus/mcp';
+import { OpenAIChatCompletionClient, saptivaClient } from 'toolbus/openai';
+import { LangChainToolAdapter, toLangChainTool } from 'toolbus/langchain';
+import { z } from 'zod';
+
+const tool = new FunctionTool(async ({ a }) => a * 2, {
+  name: 'double', description: 'Doubles a number.', parameters: z.object({ a: z.number() }) });
+const result: Promise<ToolResult> = new ToolSet([tool]).call('double', { a: 2 });
+void [result, MemoryBus, DynamicToolService, ToolServiceClient, ToolRegistry, MemoryConfigStore, ToolUseAgent,
+  ScriptedChatCompletionClient, HttpTool, NatsBus, NatsKvConfigStore, SqliteConfigStore, mcpServerTools,
+  createMcpServer, OpenAIChatCompletionClient, saptivaClient, LangChainToolAdapter, toLangChainTool];
+`,
+  );
+  await writeFile(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        types: ['node'],
+      },
+      files: ['consumer.ts'],
+    }),
+  );
+  await writeFile(join(dir, 'package.json'), '{"type":"module"}');
+  try {
+    await run(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json')], { cwd: dir });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout: string; stderr: string };
+    assert.fail(`the consumer does not type-check against dist/*.d.ts:\n${stdout}${stderr}`);
+  }
+
+  // The built root entry runs on plain Node (no tsx) and the built CLI answers --help.
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      "const m = await import('toolbus'); console.log(typeof m.ToolSet, typeof m.FunctionTool)",
+    ],
+    { cwd: dir },
+  );
+  assert.equal(stdout.trim(), 'function function');
+  const help = await run(process.execPath, [join(pkgDir, 'bin/toolbus.js'), '--help'], { cwd: dir });
+  assert.match(help.stdout, /Usage: toolbus <command>/);
+});
