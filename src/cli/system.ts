@@ -61,9 +61,17 @@ async function loadExampleDescriptors(store: ConfigStore): Promise<void> {
 }
 
 async function startExampleService(bus: MessageBus): Promise<DynamicToolService> {
-  const mod = (await import(new URL('service.js', EXAMPLE_DIR).href)) as {
-    default: (bus: MessageBus) => DynamicToolService;
-  };
+  let mod: { default: (bus: MessageBus) => DynamicToolService };
+  try {
+    mod = (await import(new URL('service.js', EXAMPLE_DIR).href)) as typeof mod;
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error(
+      'the example joke service ships as TypeScript in examples/joke-service/; run toolbus from a checkout ' +
+        "with 'npm start', or start without it: toolbus up --no-examples",
+      { cause: error },
+    );
+  }
   const service = mod.default(bus);
   await service.start();
   return service;
