@@ -1,0 +1,134 @@
+/**
+ * "Moving to NATS" from the README, as a test: `toolbus up --nats` in one process, the joke service in
+ * another (`toolbus service --nats`), descriptors loaded with `toolbus config --nats`, and a call through
+ * the gateway that crosses all three processes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startNatsServer } from '../support/nats-server.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = join(ROOT, 'src/cli/main.ts');
+
+function start(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env });
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`'toolbus ${args[0]}' did not get ready within 60 s:\n${out}`));
+    }, 60_000);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        resolve({ child, output: () => out });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`'toolbus ${args[0]}' exited early with ${code}:\n${out}`));
+    });
+  });
+}
+
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  stdin?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGINT');
+  });
+}
+
+test('toolbus up --nats + toolbus service --nats in another process + config over NATS KV', async (t) => {
+  const nats = await startNatsServer({ jetstream: true });
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-up-nats-'));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: home };
+  const children: ChildProcess[] = [];
+  t.after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await nats.stop();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  const up = await start(
+    ['up', '--nats', nats.url, '--port', '0', '--no-examples'],
+    env,
+    /Press Ctrl-C to stop\./,
+  );
+  children.push(up.child);
+  assert.match(up.output(), new RegExp(`bus\\s+NATS at ${nats.url.replace(/[.]/g, '\\.')}`));
+  const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.output())?.[1];
+  assert.ok(url, up.output());
+
+  const service = await start(
+    ['service', 'examples/joke-service/service.ts', '--nats', nats.url, '--replicas', '2'],
+    env,
+    /running \(2 replicas\)/,
+  );
+  children.push(service.child);
+
+  for (const [item, file] of [
+    ['tool-service/joke-service', 'joke-service.json'],
+    ['tool/tell-joke', 'tell-joke.json'],
+  ] as const) {
+    const { readFile } = await import('node:fs/promises');
+    const json = await readFile(join(ROOT, 'examples/joke-service', file), 'utf8');
+    const put = await runCli(['config', 'put', item, '--nats', nats.url], env, json);
+    assert.equal(put.code, 0, put.stderr);
+  }
+
+  // The registry in `up` sees the KV puts made by another process and builds the tool.
+  const cliEnv = { ...env, TOOLBUS_URL: url };
+  let listed = '';
+  for (let i = 0; i < 100 && !listed.includes('tell-joke'); i++) {
+    listed = (await runCli(['tools'], cliEnv)).stdout;
+    if (!listed.includes('tell-joke')) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.match(listed, /tell-joke\s+topic: string/);
+
+  const call = await runCli(['call', 'tell-joke', 'topic=programming', '--user', 'carol'], cliEnv);
+  assert.equal(call.code, 0, call.stderr);
+  assert.match(call.stdout, /Hey carol! Here's a pun for you/);
+
+  assert.equal(await stop(service.child), 0, service.output());
+  // With the service gone, a call fails fast with a typed error instead of hanging.
+  const gone = await runCli(['call', 'tell-joke', 'topic=cats', '--json'], cliEnv);
+  assert.equal(gone.code, 1);
+  const result = JSON.parse(gone.stdout) as { isError: boolean; code: string };
+  assert.deepEqual([result.isError, result.code], [true, 'unavailable']);
+
+  assert.equal(await stop(up.child), 0, up.output());
+});
