@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { NatsBus, NatsKvConfigStore } from '../../src/bus/nats/index.js';
 import { ToolServiceClient } from '../../src/services/index.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { LOAD_SERVICE, LOAD_TOOL } from '../fixtures/nats-load-descriptors.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const fixture = (name: string): string => new URL(`../fixtures/${name}`, import.meta.url).pathname;
@@ -136,6 +137,18 @@ async function runLoad(
   return result;
 }
 
+/** Asks the agent process to run its ToolUseAgent on the registry's tools; returns what the replica served. */
+async function askRegistry(agent: Child, tool: string): Promise<Record<string, unknown>> {
+  agent.send({ op: 'ask', n: 1, tool, registry: true });
+  const asked = (await agent.next((l) => l.reply === 'ask')) as {
+    observations: { content: string; isError: boolean }[];
+    error?: string;
+  };
+  assert.equal(asked.error, undefined);
+  assert.equal(asked.observations[0]?.isError, false, asked.observations[0]?.content);
+  return JSON.parse(asked.observations[0]!.content) as Record<string, unknown>;
+}
+
 /** Every call is accounted for: answered, or failed with a typed error; none untyped, none hung. */
 function assertAccounted(result: LoadReply, allowed: string[]): void {
   const failed = Object.values(result.errors).reduce((a, b) => a + b, 0);
@@ -226,11 +239,7 @@ describe('NATS: an agent process and two replica processes', () => {
 
   test('nats-server restart mid-run: in-flight calls fail typed, clients reconnect, later calls succeed, KV config intact', async (t) => {
     const store = await NatsKvConfigStore.connect({ servers: server.url, reconnectWaitMs: 50 });
-    const revision = await store.put('tool-service', 'load-service', {
-      id: 'load-service',
-      'request-queue': 'non-persistent://tg/request/load',
-      'response-queue': 'non-persistent://tg/response/load',
-    });
+    const revision = await store.put('tool-service', 'load-service', LOAD_SERVICE);
     await store.close();
 
     const during = await runLoad(
@@ -258,7 +267,47 @@ describe('NATS: an agent process and two replica processes', () => {
       item: { revision: number; value: Record<string, unknown> };
     };
     assert.equal(item.revision, revision);
-    assert.equal(item.value.id, 'load-service');
+    assert.deepEqual(item.value, LOAD_SERVICE);
+  });
+
+  test('hot reload across processes: the registry of the agent process picks up tools put into NATS KV by another process', async () => {
+    agent.send({ op: 'registry-start' });
+    const started = (await agent.next((l) => l.reply === 'registry-start')) as {
+      tools: string[];
+      error?: string;
+    };
+    assert.equal(started.error, undefined);
+    assert.ok(!started.tools.includes('load-kv'));
+
+    // Another process (the CLI) writes the tool; the agent process sees it through the KV watch.
+    const toolItem = { ...LOAD_TOOL, name: 'load-kv', factor: 5 };
+    const appeared = agent.next(
+      (l) => Array.isArray(l.registry) && (l.registry as string[]).includes('load-kv'),
+    );
+    const put = await toolbus(
+      ['config', 'put', 'tool/load-kv', '--nats', server.url],
+      JSON.stringify(toolItem),
+    );
+    assert.equal(put.code, 0, put.stderr);
+    await appeared;
+    const first = await askRegistry(agent, 'load-kv');
+    assert.equal(first.factor, 5);
+
+    // A change of a config value is live at the next call, without a restart.
+    const store = await NatsKvConfigStore.connect({ servers: server.url });
+    try {
+      const changed = agent.next((l) => Array.isArray(l.registry));
+      await store.put('tool', 'load-kv', { ...toolItem, factor: 7 });
+      await changed;
+      assert.equal((await askRegistry(agent, 'load-kv')).factor, 7);
+      const gone = agent.next(
+        (l) => Array.isArray(l.registry) && !(l.registry as string[]).includes('load-kv'),
+      );
+      await store.delete('tool', 'load-kv');
+      await gone;
+    } finally {
+      await store.close();
+    }
   });
 });
 
