@@ -19,6 +19,8 @@ import { measure, type BenchRow, type BenchTable } from './harness.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const CONCURRENCY = [1, 64, 512];
+/** Rounds per pattern and concurrency; the better one is kept. */
+const ROUNDS = 2;
 const USER = 'alice';
 const CONFIG = { factor: 2, style: 'pun', region: 'eu-west', notes: 'bench' };
 
@@ -152,37 +154,42 @@ export default async function (): Promise<BenchTable[]> {
     const options = (concurrency: number) => ({
       concurrency,
       iterations: concurrency === 1 ? 5_000 : 60_000,
-      maxMs: concurrency === 1 ? 1_500 : 2_500,
-      warmup: concurrency === 1 ? 300 : 2_000,
+      maxMs: concurrency === 1 ? 1_000 : 1_500,
+      warmup: concurrency === 1 ? 500 : 2_000,
     });
+    const patterns: [string, () => Promise<unknown>][] = [
+      [
+        'raw nc.request()',
+        async () => {
+          const h = headers();
+          h.set('id', String(++n));
+          const msg = await nc.request('bench.raw', envelope(n), { timeout: 30_000, headers: h });
+          return JSON.parse(msg.string());
+        },
+      ],
+      ['raw own reply subject + id map', () => own(envelope(++n))],
+      [
+        'tool service over NatsBus',
+        () =>
+          client.call(USER, CONFIG, {
+            n: ++n,
+            delayMs: 0,
+            topic: 'a topic of a reasonable length for a tool call',
+          }),
+      ],
+    ];
+    // The patterns take turns, twice, and each keeps its better round: this machine's noise (other
+    // processes, CPU frequency) then hits every pattern alike instead of whichever ran at a bad moment.
     for (const concurrency of CONCURRENCY) {
-      rows.push(
-        await measure(
-          'raw nc.request()',
-          async () => {
-            const h = headers();
-            h.set('id', String(++n));
-            const msg = await nc.request('bench.raw', envelope(n), { timeout: 30_000, headers: h });
-            return JSON.parse(msg.string());
-          },
-          options(concurrency),
-        ),
-      );
-      rows.push(
-        await measure('raw own reply subject + id map', () => own(envelope(++n)), options(concurrency)),
-      );
-      rows.push(
-        await measure(
-          'tool service over NatsBus',
-          () =>
-            client.call(USER, CONFIG, {
-              n: ++n,
-              delayMs: 0,
-              topic: 'a topic of a reasonable length for a tool call',
-            }),
-          options(concurrency),
-        ),
-      );
+      const best = new Map<string, BenchRow>();
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [name, fn] of patterns) {
+          const row = await measure(name, fn, options(concurrency));
+          const previous = best.get(name);
+          if (!previous || row.opsPerSec > previous.opsPerSec) best.set(name, row);
+        }
+      }
+      rows.push(...best.values());
     }
     await client.close();
     await bus.close();

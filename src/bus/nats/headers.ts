@@ -9,7 +9,7 @@
  * message); decoding reads the block of a received message straight from its bytes when the client's
  * message object exposes them (nats.js 3.x), and falls back to `msg.headers` otherwise.
  */
-import { MsgHdrsImpl, type Msg } from '@nats-io/transport-node';
+import type { Msg } from '@nats-io/transport-node';
 import { ToolbusError } from '../../tools/index.js';
 import type { BusProperties } from '../index.js';
 
@@ -19,23 +19,20 @@ const encoder = new TextEncoder();
 /** Received messages without headers share this (frozen) object. */
 export const NO_PROPERTIES: BusProperties = Object.freeze({});
 
-/** A header block already in wire form: the client only calls `encode()` when it publishes. */
-class EncodedHeaders extends MsgHdrsImpl {
-  readonly #bytes: Uint8Array;
-  constructor(bytes: Uint8Array) {
-    super();
-    this.#bytes = bytes;
-  }
-  override encode(): Uint8Array {
-    return this.#bytes;
-  }
+/**
+ * A header block already in wire form. When it publishes, the client only calls `encode()` on the
+ * headers it is given (nats.js 3.x `ProtocolHandler.publish`), so this skips the `MsgHdrsImpl` map and
+ * its per-key arrays. Cast to `MsgHdrs` at the one call site that hands it to `publish`.
+ */
+export interface EncodedHeaders {
+  encode(): Uint8Array;
 }
 
 /**
  * Encodes properties as a NATS header block; undefined when there are none.
  * @throws ToolbusError `invalid-request` for a key or value NATS headers cannot carry.
  */
-export function encodeProperties(topic: string, properties: BusProperties): MsgHdrsImpl | undefined {
+export function encodeProperties(topic: string, properties: BusProperties): EncodedHeaders | undefined {
   let text = '';
   for (const key in properties) {
     const value = properties[key] as string;
@@ -55,7 +52,8 @@ export function encodeProperties(topic: string, properties: BusProperties): MsgH
     text += `${key}: ${value}\r\n`;
   }
   if (text === '') return undefined;
-  return new EncodedHeaders(encoder.encode(`NATS/1.0\r\n${text}\r\n`));
+  const bytes = encoder.encode(`NATS/1.0\r\n${text}\r\n`);
+  return { encode: () => bytes };
 }
 
 /** The shape of a nats.js 3.x message's internals that hold the raw header block. */

@@ -265,11 +265,13 @@ export class NatsBus implements MessageBus {
       const hdrs = properties ? encodeProperties(topic, properties) : undefined;
       this.#checkSize(topic, body, properties);
       const onUnavailable = options?.onUnavailable;
-      const outgoing: Outgoing = { topic, subject, body, options: hdrs ? { headers: hdrs } : undefined };
+      // The client only calls encode() on the headers it publishes (see headers.ts).
+      const headers = hdrs as MsgHdrs | undefined;
+      const outgoing: Outgoing = { topic, subject, body, options: headers ? { headers } : undefined };
       if (onUnavailable !== undefined) {
         const token = (this.#sequence++).toString(36);
         const inbox = this.#inbox ?? this.#openInbox();
-        outgoing.options = { headers: hdrs, reply: `${inbox}.${token}` };
+        outgoing.options = { headers, reply: `${inbox}.${token}` };
         outgoing.token = token;
         outgoing.watch = { topic, subject, onUnavailable };
       }
