@@ -15,8 +15,10 @@ export {
   isStandardJsonSchema,
   SchemaKind,
   SchemaProfile,
+  findJsonError,
 } from './schema/index.js';
 export type {
+  JsonErrorPosition,
   JsonValue,
   JsonObject,
   JsonSchema,
@@ -155,7 +157,6 @@ export {
   MemoryConfigStore,
   parseJsonValue,
   toJsonValue,
-  findJsonError,
   assertConfigName,
   CONFIG_NAME_PATTERN,
   DEFAULT_WATCH_BUFFER,
@@ -166,7 +167,6 @@ export type {
   ConfigChange,
   ConfigWriteOptions,
   ConfigWatchOptions,
-  JsonErrorPosition,
   ParseJsonValueOptions,
 } from './config/index.js';
 

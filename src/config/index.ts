@@ -10,8 +10,8 @@ export type {
   ConfigWatchOptions,
 } from './config-store.js';
 export { MemoryConfigStore, checkRevision } from './memory-config-store.js';
-export { parseJsonValue, toJsonValue, toConfigValue, findJsonError } from './json-value.js';
-export type { JsonErrorPosition, ParseJsonValueOptions } from './json-value.js';
+export { parseJsonValue, toJsonValue, toConfigValue } from './json-value.js';
+export type { ParseJsonValueOptions } from './json-value.js';
 export { ChangeQueue, DEFAULT_WATCH_BUFFER } from './change-queue.js';
 export type { ChangeQueueOptions } from './change-queue.js';
 export { assertConfigName, CONFIG_NAME_PATTERN } from './config-names.js';

@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ToolbusError } from '../tools/index.js';
-import { findJsonError, parseJsonValue, toJsonValue } from './index.js';
+import { parseJsonValue, toJsonValue } from './index.js';
+import { findJsonError } from '../schema/index.js';
 
 describe('parseJsonValue', () => {
   test('parses valid JSON', () => {

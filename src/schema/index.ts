@@ -16,3 +16,5 @@ export { createValidator, formatPath, describeValue } from './validator.js';
 export type { Validator, ValidationIssue, ValidationResult, CreateValidatorOptions } from './validator.js';
 export { createNullNormalizer, admitsNull } from './null-normalizer.js';
 export type { NullNormalizer } from './null-normalizer.js';
+export { findJsonError } from './json-error.js';
+export type { JsonErrorPosition } from './json-error.js';

@@ -2,10 +2,10 @@
  * @module `ToolSet`: the tools an agent sees, and the one place the tool error contract is applied.
  */
 import { randomUUID } from 'node:crypto';
+import { findJsonError } from '../schema/index.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { DeadlineScheduler } from './deadline-scheduler.js';
 import { ToolError, ToolbusError } from './errors.js';
-import { jsonErrorPosition } from './json-error-position.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
 import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
 import { validateToolName } from './tool-name.js';
@@ -402,7 +402,7 @@ function parseArguments(
 }
 
 function invalidJsonMessage(name: string, text: string, error: Error): string {
-  const position = jsonErrorPosition(text);
+  const position = findJsonError(text)?.position ?? text.length;
   const from = Math.max(0, position - 20);
   const to = Math.min(text.length, position + 20);
   const excerpt = `${from > 0 ? '...' : ''}${text.slice(from, to)}${to < text.length ? '...' : ''}`;
