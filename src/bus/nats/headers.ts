@@ -15,7 +15,6 @@ import type { BusProperties } from '../index.js';
 
 const HEADER_KEY = /^[\x21-\x39\x3b-\x7e]+$/;
 const decoder = new TextDecoder();
-const encoder = new TextEncoder();
 /** Received messages without headers share this (frozen) object. */
 export const NO_PROPERTIES: BusProperties = Object.freeze({});
 
@@ -26,6 +25,24 @@ export const NO_PROPERTIES: BusProperties = Object.freeze({});
  */
 export interface EncodedHeaders {
   encode(): Uint8Array;
+}
+
+class PreEncodedHeaders implements EncodedHeaders {
+  readonly #bytes: Uint8Array;
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+  }
+  encode(): Uint8Array {
+    return this.#bytes;
+  }
+}
+
+/**
+ * UTF-8 bytes of a string. `Buffer.from` slices small strings out of a shared pool, about four times
+ * cheaper than `TextEncoder.encode` (a fresh ArrayBuffer each time) for message-sized text.
+ */
+export function encodeText(text: string): Uint8Array {
+  return Buffer.from(text, 'utf8');
 }
 
 /**
@@ -52,8 +69,7 @@ export function encodeProperties(topic: string, properties: BusProperties): Enco
     text += `${key}: ${value}\r\n`;
   }
   if (text === '') return undefined;
-  const bytes = encoder.encode(`NATS/1.0\r\n${text}\r\n`);
-  return { encode: () => bytes };
+  return new PreEncodedHeaders(encodeText(`NATS/1.0\r\n${text}\r\n`));
 }
 
 /** The shape of a nats.js 3.x message's internals that hold the raw header block. */

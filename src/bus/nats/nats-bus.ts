@@ -43,7 +43,7 @@ import type {
   SubscribeOptions,
 } from '../index.js';
 import { checkSubjectPrefix, topicToSubject } from './subjects.js';
-import { decodeProperties, encodeProperties } from './headers.js';
+import { decodeProperties, encodeProperties, encodeText } from './headers.js';
 
 /** A connection status change, as reported to {@link NatsBusHooks.onStatus}. */
 export interface NatsBusStatus {
@@ -119,7 +119,7 @@ export interface NatsBusConnectOptions extends Omit<NatsBusOptions, 'ownsConnect
 interface Outgoing {
   topic: string;
   subject: string;
-  body: Uint8Array | string;
+  body: Uint8Array;
   options: { headers?: MsgHdrs; reply?: string } | undefined;
   token?: string;
   watch?: UnavailableWatch;
@@ -267,7 +267,12 @@ export class NatsBus implements MessageBus {
       const onUnavailable = options?.onUnavailable;
       // The client only calls encode() on the headers it publishes (see headers.ts).
       const headers = hdrs as MsgHdrs | undefined;
-      const outgoing: Outgoing = { topic, subject, body, options: headers ? { headers } : undefined };
+      const outgoing: Outgoing = {
+        topic,
+        subject,
+        body: typeof body === 'string' ? encodeText(body) : body,
+        options: headers ? { headers } : undefined,
+      };
       if (onUnavailable !== undefined) {
         const token = (this.#sequence++).toString(36);
         const inbox = this.#inbox ?? this.#openInbox();
