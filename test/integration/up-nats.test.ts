@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,7 +75,17 @@ function stop(child: ChildProcess): Promise<number | null> {
 test('toolbus up --nats + toolbus service --nats in another process + config over NATS KV', async (t) => {
   const nats = await startNatsServer({ jetstream: true });
   const home = await mkdtemp(join(tmpdir(), 'toolbus-up-nats-'));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: home };
+  const script = join(home, 'model.json');
+  await writeFile(
+    script,
+    JSON.stringify([{ calls: [{ name: 'tell-joke', arguments: { topic: 'cats' } }] }, 'That was a cat pun.']),
+  );
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TOOLBUS_HOME: home,
+    TOOLBUS_SCRIPTED_MODEL: script,
+  };
   const children: ChildProcess[] = [];
   t.after(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
@@ -122,6 +132,16 @@ test('toolbus up --nats + toolbus service --nats in another process + config ove
   const call = await runCli(['call', 'tell-joke', 'topic=programming', '--user', 'carol'], cliEnv);
   assert.equal(call.code, 0, call.stderr);
   assert.match(call.stdout, /Hey carol! Here's a pun for you/);
+
+  // The agent service runs in `up`; `ask --nats` reaches it over the bus, and its tool call reaches
+  // the service process with the asking user in the envelope.
+  const ask = await runCli(
+    ['ask', 'A cat joke please', '--nats', nats.url, '--stream', '--user', 'dave'],
+    env,
+  );
+  assert.equal(ask.code, 0, ask.stderr);
+  assert.match(ask.stdout, /observation: Hey dave! Here's a pun for you/);
+  assert.match(ask.stdout, /That was a cat pun\./);
 
   assert.equal(await stop(service.child), 0, service.output());
   // With the service gone, a call fails fast with a typed error instead of hanging.

@@ -4,10 +4,13 @@
 import type { CliCommand, CliIO } from '../command.js';
 import { ExitCode, UsageError } from '../command.js';
 import { GATEWAY_FLAGS, GATEWAY_FLAGS_HELP, parseCommandArgs } from '../args.js';
+import { openBus } from '../connect.js';
+import { AgentClient } from '../../agents/index.js';
+import { isToolbusError } from '../../tools/index.js';
 import { GatewayRequestError, gatewayFetch, gatewayTarget, readServerSentEvents } from '../gateway-client.js';
 import { startSpinner } from '../spinner.js';
 
-const help = `Usage: toolbus ask "question" [--stream] [--user NAME] [--url URL]
+const help = `Usage: toolbus ask "question" [--stream] [--user NAME] [--url URL | --nats URL]
 
 Ask the agent a question. The agent decides which tools to call and answers in text.
 It needs a model: start 'toolbus up' with one of these set in its environment:
@@ -19,6 +22,7 @@ Options:
   --stream           print the agent's thoughts and tool observations as they arrive
   --user NAME        the end user the agent acts for (passed to tool services; default: anonymous)
 ${GATEWAY_FLAGS_HELP}
+  --nats URL         ask the agent service on a NATS bus directly (started by 'toolbus up --nats URL')
   -h, --help         show this help
 
 Examples:
@@ -60,6 +64,46 @@ async function askStreaming(
   return code;
 }
 
+/** Asks the agent service on a NATS bus directly, printing events as they arrive. */
+async function askOverBus(
+  io: CliIO,
+  nats: string,
+  question: string,
+  user: string | undefined,
+  stream: boolean,
+): Promise<number> {
+  const bus = await openBus({ nats }, io);
+  const client = new AgentClient(bus);
+  const spinner = startSpinner(io);
+  try {
+    const answer = await client.ask(question, {
+      ...(user ? { user } : {}),
+      signal: io.signal,
+      onEvent: (event) => {
+        if (!stream || event.type === 'answer') return;
+        spinner.clear();
+        io.stdout.write(`${event.type}: ${event.content}\n`);
+      },
+    });
+    spinner.stop();
+    io.stdout.write(`${answer}\n`);
+    return ExitCode.Ok;
+  } catch (error) {
+    spinner.stop();
+    if (isToolbusError(error) && error.code === 'unavailable') {
+      io.stderr.write(
+        `toolbus ask: no agent is listening on ${nats}. Start one with a model configured, e.g. ` +
+          `OPENAI_API_KEY=sk-... toolbus up --nats ${nats}\n`,
+      );
+      return ExitCode.Error;
+    }
+    throw error;
+  } finally {
+    await client.close();
+    await bus.close();
+  }
+}
+
 /** The `ask` command. */
 export const command: CliCommand = {
   name: 'ask',
@@ -70,9 +114,13 @@ export const command: CliCommand = {
       stream: { type: 'boolean' },
       user: { type: 'string' },
       ...GATEWAY_FLAGS,
+      nats: { type: 'string' },
     });
     const question = positionals.join(' ').trim();
     if (!question) throw new UsageError('write the question, e.g. toolbus ask "Tell me a joke about cats"');
+    if (values.nats !== undefined) {
+      return askOverBus(io, values.nats, question, values.user, values.stream ?? false);
+    }
     const body = { question, ...(values.user ? { user: values.user } : {}) };
     try {
       if (values.stream) return await askStreaming(io, values, body);
