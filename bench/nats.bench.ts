@@ -19,8 +19,8 @@ import { measure, type BenchRow, type BenchTable } from './harness.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const CONCURRENCY = [1, 64, 512];
-/** Rounds per pattern and concurrency; the better one is kept. */
-const ROUNDS = 2;
+/** Rounds per pattern at each concurrency (short sequential rounds get more); the best one is kept. */
+const ROUNDS: Record<number, number> = { 1: 3, 64: 2, 512: 2 };
 const USER = 'alice';
 const CONFIG = { factor: 2, style: 'pun', region: 'eu-west', notes: 'bench' };
 
@@ -178,11 +178,11 @@ export default async function (): Promise<BenchTable[]> {
           }),
       ],
     ];
-    // The patterns take turns, twice, and each keeps its better round: this machine's noise (other
+    // The patterns take turns, two or three times, and each keeps its best round: this machine's noise (other
     // processes, CPU frequency) then hits every pattern alike instead of whichever ran at a bad moment.
     for (const concurrency of CONCURRENCY) {
       const best = new Map<string, BenchRow>();
-      for (let round = 0; round < ROUNDS; round++) {
+      for (let round = 0; round < (ROUNDS[concurrency] ?? 2); round++) {
         for (const [name, fn] of patterns) {
           const row = await measure(name, fn, options(concurrency));
           const previous = best.get(name);

@@ -168,6 +168,25 @@ describe('NatsBus', () => {
     );
   });
 
+  test('a publish still queued when the connection closes is reported, never dropped silently', async () => {
+    const failures: ToolbusError[] = [];
+    const hooked: ToolbusError[] = [];
+    const bus = await NatsBus.connect({
+      servers: server.url,
+      hooks: { onPublishError: ({ error }) => void hooked.push(error) },
+    });
+    // The first publish of a turn goes out at once; the others wait for the end of the turn.
+    await bus.publish('notify:tg:first', 'x');
+    await bus.publish('notify:tg:queued', 'y', {}, { onUnavailable: (e) => void failures.push(e) });
+    await bus.publish('notify:tg:queued', 'z');
+    void bus.connection.close();
+    await until(() => failures.length === 1 && hooked.length === 1, 5_000, 'both failures reported');
+    assert.equal(failures[0]?.code, 'closed');
+    assert.equal(hooked[0]?.code, 'closed');
+    assert.match(hooked[0]?.message ?? '', /topic 'notify:tg:queued'/);
+    await bus.close();
+  });
+
   test('a bus on a borrowed connection leaves the connection open on close', async (t) => {
     const owner = await NatsBus.connect({ servers: server.url });
     t.after(() => owner.close());

@@ -13,8 +13,12 @@
  *   bus that every publish before it was delivered, so the watch entries are dropped.
  *
  * The bus holds no tool logic and no request/response correlation (that lives once, in `services/`):
- * publish is a buffered write (the client coalesces writes in one microtask), subscribe is one NATS
- * subscription, so no per-call subscription, timer or promise is created here.
+ * subscribe is one NATS subscription, and publish creates no subscription, timer or promise. Costs per
+ * message are kept low: the first publish of an event-loop turn goes out at once and the rest of the turn
+ * is handed to the client together (one socket write for a burst of replies); bodies and header blocks
+ * are encoded once with pooled buffers; received header blocks are parsed straight from the bytes.
+ * A publish that resolved but could not be handed over (the connection closed in between) is reported
+ * through `onUnavailable`, or `hooks.onPublishError`, never dropped silently.
  *
  * Reconnect: the client reconnects by itself (forever by default) and re-creates every subscription;
  * messages published while disconnected are buffered and sent on reconnect. Calls in flight during a
