@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { NatsBus, type NatsBusStatus } from '../../src/bus/nats/index.js';
 import { ToolbusError } from '../../src/tools/index.js';
 import type { BusMessage } from '../../src/bus/index.js';
-import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+import { findNatsServer, startNatsServer, type NatsServer } from '../support/nats-server.js';
 
 /** Waits until `check()` is true, polling; fails after `ms`. */
 async function until(check: () => boolean, ms = 5_000, what = 'condition'): Promise<void> {
@@ -210,6 +210,13 @@ describe('NatsBus', () => {
       code: 'cancelled',
     });
   });
+});
+
+test('without the nats-server binary the NATS tests fail with the install command, never skip', () => {
+  assert.throws(() => findNatsServer({ PATH: '/nonexistent-dir', NATS_SERVER: '/nonexistent' }, []), {
+    message: /nats-server was not found.*apt-get install -y nats-server/s,
+  });
+  assert.match(findNatsServer(), /nats-server$/);
 });
 
 describe('NatsBus reconnect', () => {

@@ -34,11 +34,20 @@ export interface NatsServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Where the binary is: `NATS_SERVER` env, then PATH, then Debian's /usr/sbin. */
-export function findNatsServer(): string {
-  const fromEnv = process.env.NATS_SERVER;
+/** Folders searched after PATH: Debian installs the server in /usr/sbin, often not on a user's PATH. */
+export const NATS_SERVER_DIRS: readonly string[] = ['/usr/sbin', '/usr/local/bin', '/usr/bin'];
+
+/**
+ * Where the binary is: `NATS_SERVER` env, then PATH, then {@link NATS_SERVER_DIRS}.
+ * @throws Error with the install command when it is nowhere.
+ */
+export function findNatsServer(
+  env: NodeJS.ProcessEnv = process.env,
+  extraDirs: readonly string[] = NATS_SERVER_DIRS,
+): string {
+  const fromEnv = env.NATS_SERVER;
   if (fromEnv && existsSync(fromEnv)) return fromEnv;
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/bin', '/usr/bin'];
+  const dirs = [...(env.PATH ?? '').split(delimiter), ...extraDirs];
   for (const dir of dirs) {
     if (!dir) continue;
     const candidate = join(dir, 'nats-server');
