@@ -112,31 +112,41 @@ function ownReplyClient(nc: NatsConnection): (body: string) => Promise<unknown> 
     });
 }
 
-/** Bundles the agent fixture into one ES module in a temporary folder, with esbuild (tsx's compiler). */
-async function bundleAgent(): Promise<{ file: string; remove: () => Promise<void> }> {
+/**
+ * Bundles fixture programs into plain ES modules in a temporary folder with esbuild (tsx's compiler), so
+ * the child processes run as a deployment would: no loader thread, no per-closure name helpers.
+ */
+async function bundleFixtures(
+  names: readonly string[],
+): Promise<{ files: Record<string, string>; remove: () => Promise<void> }> {
   const { build } = await import('esbuild');
   const dir = await mkdtemp(join(tmpdir(), 'toolbus-nats-bench-'));
-  const file = join(dir, 'agent.mjs');
-  await build({
-    entryPoints: [join(root, 'test/fixtures/nats-agent.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile: file,
-    logLevel: 'silent',
-    // Some dependencies are CommonJS and call require().
-    banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-    },
-  });
-  return { file, remove: () => rm(dir, { recursive: true, force: true }) };
+  const files: Record<string, string> = {};
+  for (const name of names) {
+    files[name] = join(dir, `${name}.mjs`);
+    await build({
+      entryPoints: [join(root, `test/fixtures/${name}.ts`)],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile: files[name],
+      logLevel: 'silent',
+      // Some dependencies are CommonJS and call require().
+      banner: {
+        js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      },
+    });
+  }
+  return { files, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export default async function (): Promise<BenchTable[]> {
   const server = await startNatsServer({ jetstream: false });
-  const responder = child('test/fixtures/nats-bench-responder.ts', [server.url]);
-  const replica = child('test/fixtures/nats-replica.ts', [server.url, 'bench-replica']);
+  const bundled = await bundleFixtures(['nats-bench-responder', 'nats-replica', 'nats-agent']);
+  // Both responders run as bundled JavaScript; the callers run in this process.
+  const responder = child(bundled.files['nats-bench-responder']!, [server.url]);
+  const replica = child(bundled.files['nats-replica']!, [server.url, 'bench-replica']);
   const rows: BenchRow[] = [];
   const notes: string[] = [];
   try {
@@ -197,9 +207,8 @@ export default async function (): Promise<BenchTable[]> {
 
     // The RSS of an idle agent process (ToolUseAgent, ToolServiceClient, NatsBus) connected to NATS: bundled
     // to plain JavaScript as a deployment runs it, and under tsx (whose loader thread adds its own heap).
-    const bundled = await bundleAgent();
     for (const [label, script, nodeArgs] of [
-      ['bundled JavaScript', bundled.file, ['--expose-gc']],
+      ['bundled JavaScript', bundled.files['nats-agent']!, ['--expose-gc']],
       ['run through tsx', 'test/fixtures/nats-agent.ts', ['--expose-gc', '--import', 'tsx']],
     ] as const) {
       const agent = child(script, [server.url], [...nodeArgs]);
@@ -215,10 +224,10 @@ export default async function (): Promise<BenchTable[]> {
           : `Idle agent process connected to NATS (${label}, development only): RSS ${mb.toFixed(1)} MB.`,
       );
     }
-    await bundled.remove();
   } finally {
     await Promise.all([responder.stop(), replica.stop()]);
     await server.stop();
+    await bundled.remove();
   }
   for (const concurrency of CONCURRENCY) {
     const at = (name: string): BenchRow | undefined =>
