@@ -4,7 +4,8 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { NatsKvConfigStore } from '../../src/bus/nats/index.js';
+import { Kvm } from '@nats-io/kv';
+import { NatsBus, NatsKvConfigStore } from '../../src/bus/nats/index.js';
 import { runConfigStoreConformance, takeChanges } from '../support/config-store-conformance.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 
@@ -40,6 +41,21 @@ describe('NatsKvConfigStore across connections', () => {
     });
     assert.equal(changes[1]?.kind, 'delete');
     assert.equal(changes[1]?.revision, await b.revision());
+  });
+
+  test('a store on a borrowed connection or an opened KV leaves the connection open on close', async (t) => {
+    const bus = await NatsBus.connect({ servers: server.url });
+    t.after(() => bus.close());
+    const bucket = `borrowed-${++buckets}`;
+    const onConnection = new NatsKvConfigStore(bus.connection, { bucket });
+    const revision = await onConnection.put('tool', 'a', '1');
+    await onConnection.close();
+    assert.equal(bus.connection.isClosed(), false);
+    await assert.rejects(onConnection.get('tool', 'a'), { name: 'ToolbusError', code: 'closed' });
+    const kv = await new Kvm(bus.connection).open(bucket);
+    const onKv = new NatsKvConfigStore(kv);
+    t.after(() => onKv.close());
+    assert.deepEqual(await onKv.get('tool', 'a'), { type: 'tool', key: 'a', value: 1, revision });
   });
 
   test('keys with dots and equals signs survive the KV key encoding', async (t) => {
