@@ -2,7 +2,6 @@
  * @module `toolbus up`: the main job. One process with the bus, the config store, the example joke
  * service, the live registry, the agent service and the HTTP gateway.
  */
-import { readFileSync } from 'node:fs';
 import type { CliCommand, CliIO } from '../command.js';
 import { ExitCode } from '../command.js';
 import { parseCommandArgs } from '../args.js';
@@ -115,8 +114,3 @@ export const command: CliCommand = {
     return ExitCode.Ok;
   },
 };
-
-/** Reads a JSON file shipped with the package (used for the example descriptors). */
-export function readJsonFile(url: URL): unknown {
-  return JSON.parse(readFileSync(url, 'utf8')) as unknown;
-}
