@@ -103,6 +103,12 @@ export const command: CliCommand = {
     } catch (error) {
       await system.close();
       await choice?.close();
+      if ((error as { code?: string }).code === 'EADDRINUSE') {
+        throw new Error(
+          `${host}:${port} is already in use: is another 'toolbus up' running? Stop it, or pick another port with --port`,
+          { cause: error },
+        );
+      }
       throw error;
     }
     io.stdout.write(banner(system, url, choice?.description));
