@@ -151,6 +151,10 @@ test('without a model, up still serves tools and ask explains how to configure o
   const cliEnv = { ...env, TOOLBUS_URL: up.url };
   const call = await runCli(['call', 'tell-joke', '{"topic":"programming"}'], cliEnv);
   assert.equal(call.code, 0, call.stderr);
+  const port = new URL(up.url).port;
+  const second = await runCli(['up', '--port', port, '--no-examples'], env);
+  assert.equal(second.code, 1);
+  assert.match(second.stderr, /already in use: is another 'toolbus up' running\?.*--port/);
   const ask = await runCli(['ask', 'hello'], cliEnv);
   assert.equal(ask.code, 1);
   assert.match(ask.stderr, /OPENAI_API_KEY/);
