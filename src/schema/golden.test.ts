@@ -236,7 +236,7 @@ describe('golden schemas: zod', () => {
     });
   }
 
-  test('records keep their value schema and description; openai-strict refuses them by path', () => {
+  test('records keep their value schema and description; openai-strict sends them as { key, value } entries', () => {
     const schema = z.object({ scores: z.record(z.string(), z.number()).describe('Scores by name') });
     same(toParametersSchema(schema), {
       type: 'object',
@@ -251,12 +251,50 @@ describe('golden schemas: zod', () => {
       required: ['scores'],
       additionalProperties: false,
     });
+    same(compileSchema(toParametersSchema(schema), 'openai-strict'), {
+      type: 'object',
+      properties: {
+        scores: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { key: { type: 'string' }, value: { type: 'number' } },
+            required: ['key', 'value'],
+            additionalProperties: false,
+          },
+          description: 'Scores by name (a map, given as a list of { key, value } entries)',
+        },
+      },
+      required: ['scores'],
+      additionalProperties: false,
+    });
+    // Optional records become nullable entry lists.
+    const optional = z.object({ tags: z.record(z.string(), z.string()).optional() });
+    same(compileSchema(toParametersSchema(optional), 'openai-strict').properties, {
+      tags: {
+        anyOf: [
+          {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { key: { type: 'string' }, value: { type: 'string' } },
+              required: ['key', 'value'],
+              additionalProperties: false,
+            },
+          },
+          { type: 'null' },
+        ],
+        description: 'a map, given as a list of { key, value } entries',
+      },
+    });
+    // What strict mode still cannot express is refused by path.
+    const freeForm = z.object({ meta: z.record(z.string(), z.unknown()) });
     assert.throws(
-      () => compileSchema(toParametersSchema(schema), 'openai-strict'),
+      () => compileSchema(toParametersSchema(freeForm), 'openai-strict'),
       (e: unknown) =>
         e instanceof ToolbusError &&
         e.code === 'unsupported' &&
-        e.message.includes("a record (free-form keys) at 'scores'") &&
+        e.message.includes("a record of free-form values at 'meta'") &&
         e.message.includes('strict: false'),
     );
   });

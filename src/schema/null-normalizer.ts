@@ -5,6 +5,9 @@
  * model sends `null` for "not given" (AutoGen #4997). Before validation, such nulls are removed, so the
  * source schema's own defaults and optionality apply. A property that is nullable in the source schema
  * keeps its `null`.
+ *
+ * Strict mode also cannot express a record, so `openai-strict` sends records as lists of
+ * `{ key, value }` entries; such a list, where the source schema has a record, becomes an object again.
  */
 import type { JsonObject, JsonValue } from './json.js';
 
@@ -19,7 +22,11 @@ interface ObjectPlan {
 interface ArrayPlan {
   readonly items: Plan;
 }
-type Plan = ObjectPlan | ArrayPlan;
+/** What to do with a record: turn a `{ key, value }` entry list into an object, then plan each value. */
+interface RecordPlan {
+  readonly values: Plan | undefined;
+}
+type Plan = ObjectPlan | ArrayPlan | RecordPlan;
 
 /** Returns `value` with optional-property nulls removed (a copy when anything changed, else `value`). */
 export type NullNormalizer = (value: unknown) => unknown;
@@ -37,6 +44,7 @@ export function createNullNormalizer(schema: JsonObject): NullNormalizer {
 }
 
 function apply(value: unknown, plan: Plan): unknown {
+  if ('values' in plan) return applyRecord(value, plan);
   if ('items' in plan) {
     if (!Array.isArray(value)) return value;
     let out: unknown[] | undefined;
@@ -71,6 +79,40 @@ function apply(value: unknown, plan: Plan): unknown {
     }
   }
   return out ?? value;
+}
+
+function isEntry(item: unknown): item is { key: string; value: unknown } {
+  return (
+    typeof item === 'object' &&
+    item !== null &&
+    typeof (item as { key?: unknown }).key === 'string' &&
+    'value' in item &&
+    Object.keys(item).length === 2
+  );
+}
+
+function applyRecord(value: unknown, plan: RecordPlan): unknown {
+  let record = value;
+  if (Array.isArray(value) && value.every(isEntry)) {
+    // The source schema wants an object here, so an entry list can only be the strict-mode form.
+    const out: Record<string, unknown> = {};
+    for (const entry of value) out[entry.key] = entry.value;
+    record = out;
+  }
+  if (plan.values === undefined || typeof record !== 'object' || record === null || Array.isArray(record)) {
+    return record;
+  }
+  let out: Record<string, unknown> | undefined;
+  const source = record as Record<string, unknown>;
+  for (const key in source) {
+    const item = source[key];
+    const next = apply(item, plan.values);
+    if (next !== item) {
+      out ??= { ...source };
+      out[key] = next;
+    }
+  }
+  return out ?? record;
 }
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
@@ -140,6 +182,13 @@ function planFor(
     }
   }
   const properties = s['properties'];
+  const extra = s['additionalProperties'];
+  if (isObject(extra) && (!isObject(properties) || Object.keys(properties).length === 0)) {
+    seen.set(s, undefined);
+    const plan: RecordPlan = { values: planFor(extra, root, seen) };
+    seen.set(s, plan);
+    return plan;
+  }
   if (isObject(properties)) {
     const plan: ObjectPlan = { optional: new Set(), children: new Map() };
     seen.set(s, plan);

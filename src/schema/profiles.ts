@@ -87,9 +87,13 @@ const OPENAI_STRICT_FORMATS = new Set([
  *
  * `default`: a copy of the input.
  *
+ * A record (`additionalProperties` with a value schema and no fixed properties) becomes an array of
+ * `{ key, value }` entries, which the null normaliser turns back into an object before validation.
+ *
  * @throws {ToolbusError} `unsupported` under `openai-strict` for shapes strict mode cannot express: a
- * record or free-form object (`additionalProperties` other than `false`, or an object without
- * `properties`), tuples, and a multi-entry `allOf` — the message names the property path.
+ * free-form object (`additionalProperties: true` or fixed properties beside open ones, or an object
+ * without `properties`), a record as the whole parameters object or with free-form values, tuples, and a
+ * multi-entry `allOf` — the message names the property path.
  * @example
  * ```ts
  * compileSchema(tool.schema, 'openai-strict'); // { ..., parameters: { ..., required: [every key] }, strict: true }
@@ -226,8 +230,33 @@ class OpenAIStrictCompiler {
       s['type'] === 'object' ||
       (Array.isArray(s['type']) && s['type'].includes('object')) ||
       'properties' in s;
+    if (isObjectType && path !== '' && isRecordSchema(s)) return this.#record(s, out, path);
     if (isObjectType) this.#object(s, out, path);
     return out;
+  }
+
+  /**
+   * A record (free-form keys, one value schema) becomes a list of `{ key, value }` entries, the only
+   * shape strict mode can express; `createNullNormalizer` turns such a list back into an object before
+   * validation, so the tool still receives its record.
+   */
+  #record(s: JsonObject, out: JsonObject, path: string): JsonObject {
+    const value = this.#node(s['additionalProperties'] as JsonObject, `${path}{}`);
+    if (!isObject(value) || !['type', 'anyOf', '$ref', 'enum', 'const'].some((k) => k in value)) {
+      this.#fail(path, 'a record of free-form values');
+    }
+    const note = RECORD_ENTRIES_NOTE;
+    const description = typeof out['description'] === 'string' ? `${out['description']} (${note})` : note;
+    return {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { key: { type: 'string' }, value },
+        required: ['key', 'value'],
+        additionalProperties: false,
+      },
+      description,
+    };
   }
 
   /** Resolves a local `$ref` (`#/$defs/x`, `#/definitions/x`) in the source schema. */
@@ -247,7 +276,7 @@ class OpenAIStrictCompiler {
     const extra = s['additionalProperties'];
     const open = extra !== undefined && extra !== false;
     const none = !isObject(properties) || Object.keys(properties).length === 0;
-    if (open && none) this.#fail(path, 'a record (free-form keys)');
+    if (open && none) this.#fail(path, 'a record (free-form keys) as the whole parameters object');
     if (open) this.#fail(path, 'an object with additional properties');
     if (!isObject(properties)) this.#fail(path, 'a free-form object (no properties)');
     const required = new Set(Array.isArray(s['required']) ? s['required'] : []);
@@ -267,6 +296,17 @@ class OpenAIStrictCompiler {
     out['additionalProperties'] = false;
     for (const [key, value] of Object.entries(rest)) if (!(key in out)) out[key] = value;
   }
+}
+
+/** The note added to a record's description under `openai-strict`. */
+const RECORD_ENTRIES_NOTE = 'a map, given as a list of { key, value } entries';
+
+/** A record: no fixed properties, and one schema for the values of any key. */
+function isRecordSchema(s: JsonObject): boolean {
+  const properties = s['properties'];
+  return (
+    isObject(s['additionalProperties']) && (!isObject(properties) || Object.keys(properties).length === 0)
+  );
 }
 
 /** Makes a compiled property schema nullable, keeping its description on the outside. */

@@ -412,6 +412,35 @@ describe('ToolSet with a strict-mode model', () => {
     assert.equal(result.isError, false);
     assert.deepEqual(JSON.parse(result.content), { query: 'toolbus', limit: 10, lang: 'any' });
   });
+
+  test('a record sent as strict-mode { key, value } entries reaches the tool as an object', async () => {
+    const score = new FunctionTool(
+      ({ scores }) =>
+        Object.entries(scores)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+      {
+        name: 'score',
+        description: 'Scores.',
+        parameters: z.object({ scores: z.record(z.string(), z.number()).describe('Scores by name') }),
+        strict: true,
+      },
+    );
+    assert.equal(
+      (score.schemaFor('openai-strict').parameters.properties.scores as { type: string }).type,
+      'array',
+    );
+    const set = new ToolSet([score]);
+    const strictForm = await set.call(
+      'score',
+      '{"scores": [{"key": "ann", "value": 3}, {"key": "bo", "value": 5}]}',
+    );
+    assert.deepEqual([strictForm.isError, strictForm.content], [false, 'ann=3,bo=5']);
+    const plain = await set.call('score', { scores: { ann: 1 } });
+    assert.deepEqual([plain.isError, plain.content], [false, 'ann=1']);
+    const wrong = await set.call('score', '{"scores": [{"key": "ann", "value": "x"}]}');
+    assertError(wrong, 'invalid-arguments', 'ann');
+  });
 });
 
 describe('ToolSet deadlines under fake timers', () => {
