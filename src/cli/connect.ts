@@ -4,10 +4,10 @@
  * SQLite file never loads the NATS client.
  */
 import { isAbsolute, join, resolve } from 'node:path';
+import { importLeaf } from './import-leaf.js';
 import type { MessageBus } from '../bus/index.js';
 import { MemoryBus } from '../bus/index.js';
 import type { ConfigStore } from '../config/index.js';
-import { ToolbusError } from '../tools/index.js';
 import type { CliIO } from './command.js';
 
 /** The `--nats` / `--store` flags. */
@@ -49,24 +49,15 @@ export function describeStore(flags: ConnectFlags, io: Pick<CliIO, 'env' | 'cwd'
  * `./.toolbus/config.db`.
  *
  * Rejects with `store-error` when the file cannot be opened (the message says what to do), or with
- * `unsupported` when the NATS store is not available in this build.
+ * `unsupported` when the leaf's optional package is not installed (the message has the install command).
  */
 export async function openConfigStore(flags: ConnectFlags, io: CliIO): Promise<ConfigStore> {
   const nats = natsUrl(flags, io);
   if (nats) {
-    const mod = (await import('../bus/nats/index.js')) as Record<string, unknown>;
-    const Store = mod.NatsKvConfigStore as
-      { connect(options: { servers: string; signal?: AbortSignal }): Promise<ConfigStore> } | undefined;
-    if (!Store || typeof Store.connect !== 'function') {
-      throw new ToolbusError(
-        'unsupported',
-        `the NATS config store is not available in this build; use a SQLite file instead ` +
-          `(drop --nats, or pass --store PATH)`,
-      );
-    }
-    return Store.connect({ servers: nats, signal: io.signal });
+    const { NatsKvConfigStore } = await importLeaf('nats', () => import('../bus/nats/index.js'));
+    return NatsKvConfigStore.connect({ servers: nats, signal: io.signal });
   }
-  const { SqliteConfigStore } = await import('../config/sqlite/index.js');
+  const { SqliteConfigStore } = await importLeaf('sqlite', () => import('../config/sqlite/index.js'));
   return new SqliteConfigStore({ path: configStorePath(flags, io) });
 }
 
@@ -74,6 +65,6 @@ export async function openConfigStore(flags: ConnectFlags, io: CliIO): Promise<C
 export async function openBus(flags: ConnectFlags, io: CliIO): Promise<MessageBus> {
   const nats = flags.nats ?? (io.env.TOOLBUS_NATS || undefined);
   if (!nats) return new MemoryBus();
-  const { NatsBus } = await import('../bus/nats/index.js');
+  const { NatsBus } = await importLeaf('nats', () => import('../bus/nats/index.js'));
   return NatsBus.connect({ servers: nats });
 }

@@ -10,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ChatCompletionClient } from '../models/index.js';
+import { importLeaf } from './import-leaf.js';
 
 /** The text `ask` and the gateway show when no model is configured. */
 export const NO_MODEL_MESSAGE =
@@ -61,13 +62,16 @@ export async function modelFromEnv(env: NodeJS.ProcessEnv): Promise<ModelChoice 
     };
   }
   if (env.SAPTIVA_API_KEY) {
-    const { saptivaClient } = await import('../models/openai/index.js');
+    const { saptivaClient } = await importLeaf('openai', () => import('../models/openai/index.js'));
     const name = env.TOOLBUS_MODEL ?? 'Saptiva Turbo';
     const model = saptivaClient({ model: name, apiKey: env.SAPTIVA_API_KEY });
     return { model, description: `Saptiva ${name}`, close: () => model.close() };
   }
   if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) {
-    const { OpenAIChatCompletionClient } = await import('../models/openai/index.js');
+    const { OpenAIChatCompletionClient } = await importLeaf(
+      'openai',
+      () => import('../models/openai/index.js'),
+    );
     const name = env.TOOLBUS_MODEL ?? 'gpt-4o-mini';
     const model = new OpenAIChatCompletionClient({
       model: name,

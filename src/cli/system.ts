@@ -13,6 +13,7 @@ import { AgentClient, AgentService, ToolUseAgent } from '../agents/index.js';
 import type { DynamicToolService } from '../services/index.js';
 import { openBus, openConfigStore, describeStore } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
+import { importLeaf } from './import-leaf.js';
 
 /** Options of {@link startSystem}. */
 export interface SystemOptions {
@@ -143,7 +144,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       agent = gatewayAgent(client);
     }
 
-    const { createMcpHttpHandler } = await import('../adapters/mcp/index.js');
+    const { createMcpHttpHandler } = await importLeaf('mcp', () => import('../adapters/mcp/index.js'));
     const mcp = createMcpHttpHandler(registry.tools);
     cleanups.push(() => mcp.close());
 

@@ -4,12 +4,13 @@
  */
 import { httpToolType } from '../adapters/http/index.js';
 import type { ToolTypeFactory } from '../registry/index.js';
+import { importLeaf } from './import-leaf.js';
 
 /** Tool types for `ToolRegistry`'s `toolTypes` option. */
 export function defaultToolTypes(): Record<string, ToolTypeFactory> {
   let mcp: Promise<ToolTypeFactory> | undefined;
   const mcpToolType: ToolTypeFactory = async (descriptor, ctx) => {
-    mcp ??= import('../adapters/mcp/index.js').then((m) => m.mcpToolType());
+    mcp ??= importLeaf('mcp', () => import('../adapters/mcp/index.js')).then((m) => m.mcpToolType());
     return (await mcp)(descriptor, ctx);
   };
   return { http: httpToolType(), 'mcp-tool': mcpToolType };

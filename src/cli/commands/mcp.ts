@@ -3,6 +3,7 @@
  * tool of an MCP server into config (`import`).
  */
 import type { CliCommand, CliIO } from '../command.js';
+import { importLeaf } from '../import-leaf.js';
 import { ExitCode, UsageError } from '../command.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { openConfigStore } from '../connect.js';
@@ -48,7 +49,7 @@ function waitForEnd(io: CliIO): Promise<void> {
 async function serve(argv: string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { ...CONNECTION_FLAGS });
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const { serveMcpStdio } = await import('../../adapters/mcp/index.js');
+  const { serveMcpStdio } = await importLeaf('mcp', () => import('../../adapters/mcp/index.js'));
   const local = await openLocalTools(values, io);
   try {
     for (const problem of local.problems())
@@ -79,7 +80,7 @@ async function importTools(argv: string[], io: CliIO): Promise<number> {
   if (!id)
     throw new UsageError("missing the server id: 'toolbus mcp import <id>' (the key of an mcp/<id> item)");
   if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`);
-  const { importMcpTools } = await import('../../adapters/mcp/index.js');
+  const { importMcpTools } = await importLeaf('mcp', () => import('../../adapters/mcp/index.js'));
   const store = await openConfigStore(values, io);
   try {
     const include = values.include
