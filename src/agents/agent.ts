@@ -126,6 +126,34 @@ export function toRunError(error: unknown, signal: AbortSignal | undefined): Too
   );
 }
 
+/** Ends a run that hit `maxIterations`: emits the final answer event and returns it. */
+export function answerAtLimit(
+  onEvent: ((event: AgentEvent) => void) | undefined,
+  answer: string,
+  iteration: number,
+): string {
+  emit(onEvent, {
+    type: 'answer',
+    content: answer,
+    endOfMessage: true,
+    iteration,
+    finishReason: 'max-iterations',
+  });
+  return answer;
+}
+
+/** Ends a failed run: emits the error event and returns the error to reject with. */
+export function failRun(
+  onEvent: ((event: AgentEvent) => void) | undefined,
+  error: unknown,
+  signal: AbortSignal | undefined,
+  iteration: number,
+): ToolbusError {
+  const failure = toRunError(error, signal);
+  emit(onEvent, { type: 'error', content: failure.message, endOfMessage: true, iteration, error: failure });
+  return failure;
+}
+
 /**
  * Runs `agent` the way `AgentClient.ask` answers: events go to `onEvent` except `error`, since the
  * failure is the rejection. This is the shape the HTTP gateway expects of an agent.

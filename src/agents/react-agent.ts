@@ -6,7 +6,7 @@ import { AssistantMessage, SystemMessage, UserMessage, abortError } from '../mod
 import type { ChatCompletionClient, LLMMessage } from '../models/index.js';
 import { ToolbusError } from '../tools/index.js';
 import type { Tool, ToolProvider } from '../tools/index.js';
-import { askAgent, emit, historyMessages, toRunError } from './agent.js';
+import { answerAtLimit, askAgent, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { REACT_FORMAT, StreamingReActParser, parseReActResponse } from './react-parser.js';
 import type { ReActStep } from './react-parser.js';
@@ -165,24 +165,9 @@ export class ReActAgent implements RunnableAgent {
       const answer =
         `I stopped after ${this.#maxIterations} step${this.#maxIterations === 1 ? '' : 's'} ` +
         `(maxIterations = ${this.#maxIterations}) without reaching a final answer.`;
-      emit(onEvent, {
-        type: 'answer',
-        content: answer,
-        endOfMessage: true,
-        iteration,
-        finishReason: 'max-iterations',
-      });
-      return answer;
+      return answerAtLimit(onEvent, answer, iteration);
     } catch (error) {
-      const failure = toRunError(error, signal);
-      emit(onEvent, {
-        type: 'error',
-        content: failure.message,
-        endOfMessage: true,
-        iteration,
-        error: failure,
-      });
-      throw failure;
+      throw failRun(onEvent, error, signal, iteration);
     }
   }
 

@@ -13,7 +13,7 @@ import {
 import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
 import { ToolbusError } from '../tools/index.js';
 import type { Tool, ToolProvider, ToolResult } from '../tools/index.js';
-import { askAgent, emit, historyMessages, toRunError } from './agent.js';
+import { answerAtLimit, askAgent, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { mapWithLimit } from './map-with-limit.js';
 import { toToolProvider } from './tool-provider.js';
@@ -213,24 +213,9 @@ export class ToolUseAgent implements RunnableAgent {
         );
       }
       const answer = await this.#finish(session, signal);
-      emit(onEvent, {
-        type: 'answer',
-        content: answer,
-        endOfMessage: true,
-        iteration,
-        finishReason: 'max-iterations',
-      });
-      return answer;
+      return answerAtLimit(onEvent, answer, iteration);
     } catch (error) {
-      const failure = toRunError(error, signal);
-      emit(onEvent, {
-        type: 'error',
-        content: failure.message,
-        endOfMessage: true,
-        iteration,
-        error: failure,
-      });
-      throw failure;
+      throw failRun(onEvent, error, signal, iteration);
     }
   }
 
