@@ -4,70 +4,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { interrupt, runCli, startCli } from '../support/cli.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = join(ROOT, 'src/cli/main.ts');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** Starts `toolbus up` and resolves with its URL once the banner is printed. */
-function startUp(
-  env: NodeJS.ProcessEnv,
-): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'up', '--port', '0'], { cwd: ROOT, env });
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`toolbus up did not start within 60 s; output:\n${out}`));
-    }, 60_000);
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      const match = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match && out.includes('Press Ctrl-C to stop.')) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]!, output: () => out });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`toolbus up exited early with ${code}:\n${out}`));
-    });
-  });
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
-    else child.once('exit', (code) => resolve(code));
-  });
+/** Starts `toolbus up` on a free port and resolves with its URL once the banner is printed. */
+async function startUp(env: NodeJS.ProcessEnv) {
+  const up = await startCli(['up', '--port', '0'], env, /Press Ctrl-C to stop\./);
+  const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.output())?.[1];
+  if (!url) throw new Error(`no gateway URL in the banner:\n${up.output()}`);
+  return { ...up, url };
 }
 
 test('README quickstart: up, tools, call, ask (scripted model), HTTP API, clean Ctrl-C', async (t) => {
@@ -133,9 +80,7 @@ test('README quickstart: up, tools, call, ask (scripted model), HTTP API, clean 
   assert.equal(invoked.isError, false);
   assert.match(invoked.content, /dad joke/);
 
-  up.child.kill('SIGINT');
-  const code = await exited(up.child);
-  assert.equal(code, 0, up.output());
+  assert.equal(await interrupt(up.child), 0, up.output());
   assert.match(up.output(), /toolbus: stopped/);
 });
 
@@ -159,8 +104,7 @@ test('without a model, up still serves tools and ask explains how to configure o
   assert.equal(ask.code, 1);
   assert.match(ask.stderr, /OPENAI_API_KEY/);
   assert.doesNotMatch(ask.stderr, /\n\s+at /, 'no stack trace');
-  up.child.kill('SIGINT');
-  assert.equal(await exited(up.child), 0);
+  assert.equal(await interrupt(up.child), 0);
 });
 
 test('the CLI answers --help for every command and refuses unknown commands with exit 2', async () => {

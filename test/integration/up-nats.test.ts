@@ -5,72 +5,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startNatsServer } from '../support/nats-server.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = join(ROOT, 'src/cli/main.ts');
-
-function start(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  ready: RegExp,
-): Promise<{ child: ChildProcess; output: () => string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env });
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`'toolbus ${args[0]}' did not get ready within 60 s:\n${out}`));
-    }, 60_000);
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      if (ready.test(out)) {
-        clearTimeout(timer);
-        resolve({ child, output: () => out });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`'toolbus ${args[0]}' exited early with ${code}:\n${out}`));
-    });
-  });
-}
-
-function runCli(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  stdin?: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(stdin ?? '');
-  });
-}
-
-function stop(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGINT');
-  });
-}
+import { ROOT, interrupt, runCli, startCli } from '../support/cli.js';
 
 test('toolbus up --nats + toolbus service --nats in another process + config over NATS KV', async (t) => {
   const nats = await startNatsServer({ jetstream: true });
@@ -93,7 +33,7 @@ test('toolbus up --nats + toolbus service --nats in another process + config ove
     await rm(home, { recursive: true, force: true });
   });
 
-  const up = await start(
+  const up = await startCli(
     ['up', '--nats', nats.url, '--port', '0', '--no-examples'],
     env,
     /Press Ctrl-C to stop\./,
@@ -103,7 +43,7 @@ test('toolbus up --nats + toolbus service --nats in another process + config ove
   const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.output())?.[1];
   assert.ok(url, up.output());
 
-  const service = await start(
+  const service = await startCli(
     ['service', 'examples/joke-service/service.ts', '--nats', nats.url, '--replicas', '2'],
     env,
     /running \(2 replicas\)/,
@@ -114,7 +54,6 @@ test('toolbus up --nats + toolbus service --nats in another process + config ove
     ['tool-service/joke-service', 'joke-service.json'],
     ['tool/tell-joke', 'tell-joke.json'],
   ] as const) {
-    const { readFile } = await import('node:fs/promises');
     const json = await readFile(join(ROOT, 'examples/joke-service', file), 'utf8');
     const put = await runCli(['config', 'put', item, '--nats', nats.url], env, json);
     assert.equal(put.code, 0, put.stderr);
@@ -143,12 +82,12 @@ test('toolbus up --nats + toolbus service --nats in another process + config ove
   assert.match(ask.stdout, /observation: Hey dave! Here's a pun for you/);
   assert.match(ask.stdout, /That was a cat pun\./);
 
-  assert.equal(await stop(service.child), 0, service.output());
+  assert.equal(await interrupt(service.child), 0, service.output());
   // With the service gone, a call fails fast with a typed error instead of hanging.
   const gone = await runCli(['call', 'tell-joke', 'topic=cats', '--json'], cliEnv);
   assert.equal(gone.code, 1);
   const result = JSON.parse(gone.stdout) as { isError: boolean; code: string };
   assert.deepEqual([result.isError, result.code], [true, 'unavailable']);
 
-  assert.equal(await stop(up.child), 0, up.output());
+  assert.equal(await interrupt(up.child), 0, up.output());
 });
