@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { canonicalTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
 import { ToolError, ToolbusError, isToolbusError } from '../tools/index.js';
+import { CallDeadlines, type CallDeadline } from './call-deadlines.js';
 import { runHook, type Hook } from './hooks.js';
 import {
   WireProperty,
@@ -104,7 +105,7 @@ interface Sink {
 
 /** One call waiting for responses. */
 class Pending {
-  timer: ReturnType<typeof setTimeout> | undefined;
+  deadline: CallDeadline<Pending> | undefined;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
   /** `call()` mode: the promise's settlers and the chunks so far. */
@@ -167,6 +168,9 @@ export class ToolServiceClient {
   readonly #prefix: string;
   #seq = 0;
   readonly #pending = new Map<string, Pending>();
+  readonly #deadlines = new CallDeadlines<Pending>((pending, timeoutMs) =>
+    this.#onTimeout(pending, timeoutMs),
+  );
   /** Ring of recently settled calls, by sequence number: tells late and duplicate responses apart. */
   readonly #recentSeq = new Float64Array(RECENT_IDS).fill(-1);
   readonly #recentHow = new Uint8Array(RECENT_IDS);
@@ -433,7 +437,7 @@ export class ToolServiceClient {
     const pending = new Pending(id, seq, toolName);
     pending.sink = sink;
     this.#pending.set(id, pending);
-    pending.timer = setTimeout(this.#onTimeout, timeoutMs, pending, timeoutMs);
+    pending.deadline = this.#deadlines.add(timeoutMs, pending);
     if (signal) {
       pending.signal = signal;
       pending.onAbort = () => {
@@ -458,11 +462,19 @@ export class ToolServiceClient {
   #send(pending: Pending, body: string, properties: BusProperties): void {
     if (this.#pending.get(pending.id) !== pending) return;
     this.#stats.sent++;
-    const onUnavailable = (error: unknown): void => this.#unavailable(pending, error);
+    const onUnavailable = this.#unavailableHandler(pending);
     this.#bus.publish(this.#requestQueue, body, properties, { onUnavailable }).catch(onUnavailable);
   }
 
-  readonly #onTimeout = (pending: Pending, timeoutMs: number): void => {
+  /**
+   * The per-call `onUnavailable` callback, returned from a function so that it is anonymous: esbuild's
+   * `keepNames` (tsx, bundles) would otherwise wrap every named closure in a costly `__name` call.
+   */
+  #unavailableHandler(pending: Pending): (error: unknown) => void {
+    return (error) => this.#unavailable(pending, error);
+  }
+
+  #onTimeout(pending: Pending, timeoutMs: number): void {
     this.#stats.timedOut++;
     this.#abandon(
       pending,
@@ -472,7 +484,7 @@ export class ToolServiceClient {
         { toolName: pending.toolName },
       ),
     );
-  };
+  }
 
   #subscribe(): Promise<void> {
     this.#ready ??= this.#bus
@@ -519,10 +531,10 @@ export class ToolServiceClient {
       .catch(() => undefined);
   }
 
-  /** The one cleanup of a call: pending entry, timer, abort listener; then the outcome. */
+  /** The one cleanup of a call: pending entry, deadline, abort listener; then the outcome. */
   #settle(pending: Pending, how: number, error?: ToolbusError): void {
     this.#pending.delete(pending.id);
-    if (pending.timer !== undefined) clearTimeout(pending.timer);
+    if (pending.deadline !== undefined) this.#deadlines.cancel(pending.deadline);
     if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
     const slot = pending.seq % RECENT_IDS;
     this.#recentSeq[slot] = pending.seq;

@@ -1,0 +1,121 @@
+/**
+ * @module Per-call timeouts of a `ToolServiceClient` on one timer per timeout value, instead of a
+ * `setTimeout` per call (the idea of `DeadlineScheduler` in tools/, which is private to that layer).
+ *
+ * A `setTimeout`/`clearTimeout` pair and its garbage cost about as much as the rest of a call's
+ * bookkeeping. Calls with the same `timeoutMs` expire in the order they started, so each timeout value
+ * needs one FIFO list and one timer armed for its oldest live entry; settled entries are skipped lazily.
+ * The timer holds the process open only while a live entry exists, as a per-call timer would.
+ */
+
+/** One scheduled timeout; pass it back to {@link CallDeadlines.cancel} when the call settles. */
+export interface CallDeadline<T> {
+  readonly at: number;
+  readonly target: T;
+  readonly queue: DeadlineQueue<T>;
+  done: boolean;
+}
+
+interface DeadlineQueue<T> {
+  readonly ms: number;
+  readonly entries: CallDeadline<T>[];
+  head: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether the timer holds the process open (only while a live entry exists). */
+  held: boolean;
+  /** When the armed timer is due: a timer that fired proves at least this much time passed. */
+  armedUntil: number;
+}
+
+/** Node timers may fire up to ~1 ms before `performance.now()` agrees. */
+const SLACK_MS = 1;
+/** Distinct timeout values kept; a client rarely sees more than a handful. */
+const MAX_QUEUES = 64;
+
+/** Calls `expire(target, ms)` once `ms` milliseconds after {@link add}, unless cancelled first. */
+export class CallDeadlines<T> {
+  readonly #queues = new Map<number, DeadlineQueue<T>>();
+  readonly #expire: (target: T, ms: number) => void;
+
+  constructor(expire: (target: T, ms: number) => void) {
+    this.#expire = expire;
+  }
+
+  add(ms: number, target: T): CallDeadline<T> {
+    let queue = this.#queues.get(ms);
+    if (queue === undefined) {
+      if (this.#queues.size >= MAX_QUEUES) this.#dropIdleQueues();
+      queue = { ms, entries: [], head: 0, timer: undefined, held: false, armedUntil: 0 };
+      this.#queues.set(ms, queue);
+    }
+    const entry: CallDeadline<T> = { at: performance.now() + ms, target, queue, done: false };
+    queue.entries.push(entry);
+    if (queue.timer === undefined) this.#arm(queue, ms, performance.now());
+    else if (!queue.held) {
+      queue.timer.ref();
+      queue.held = true;
+    }
+    return entry;
+  }
+
+  /** Forgets a timeout (idempotent). */
+  cancel(entry: CallDeadline<T>): void {
+    if (entry.done) return;
+    entry.done = true;
+    compact(entry.queue);
+  }
+
+  #arm(queue: DeadlineQueue<T>, delay: number, base: number): void {
+    const ms = Math.max(0, delay);
+    queue.armedUntil = base + ms;
+    queue.timer = setTimeout(this.#onTimer, ms, queue);
+    queue.held = true;
+  }
+
+  readonly #onTimer = (queue: DeadlineQueue<T>): void => {
+    queue.timer = undefined;
+    // Trust the timer as a clock too, so fake timers (node:test `mock.timers`) expire calls.
+    const now = Math.max(performance.now(), queue.armedUntil);
+    while (queue.head < queue.entries.length) {
+      const entry = queue.entries[queue.head] as CallDeadline<T>;
+      if (entry.done) {
+        queue.head++;
+        continue;
+      }
+      if (entry.at > now + SLACK_MS) break;
+      queue.head++;
+      entry.done = true;
+      this.#expire(entry.target, queue.ms);
+    }
+    compact(queue);
+    const next = queue.entries[queue.head];
+    if (next !== undefined && queue.timer === undefined) this.#arm(queue, next.at - now, now);
+  };
+
+  /** Stops the timers of queues with no live entry, so odd timeout values cannot pile up. */
+  #dropIdleQueues(): void {
+    for (const [ms, queue] of this.#queues) {
+      if (queue.head < queue.entries.length) continue;
+      if (queue.timer !== undefined) clearTimeout(queue.timer);
+      this.#queues.delete(ms);
+    }
+  }
+}
+
+/** Drops settled entries from the front; resets the list when empty so it never grows without bound. */
+function compact<T>(queue: DeadlineQueue<T>): void {
+  const entries = queue.entries;
+  while (queue.head < entries.length && (entries[queue.head] as CallDeadline<T>).done) queue.head++;
+  if (queue.head === entries.length) {
+    entries.length = 0;
+    queue.head = 0;
+    // Nothing live: keep the timer (re-arming per call costs more) but let the process exit.
+    if (queue.held && queue.timer !== undefined) {
+      queue.timer.unref();
+      queue.held = false;
+    }
+  } else if (queue.head > 1024 && queue.head * 2 > entries.length) {
+    entries.splice(0, queue.head);
+    queue.head = 0;
+  }
+}
