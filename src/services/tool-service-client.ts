@@ -94,6 +94,9 @@ export interface ToolServiceClientStats {
   foreign: number;
 }
 
+/** The options of calls that pass none: shared, since a call never writes to its options. */
+const NO_OPTIONS: ToolServiceCallOptions = Object.freeze({});
+
 const SETTLED_DONE = 1;
 const SETTLED_ABANDONED = 2;
 
@@ -242,7 +245,7 @@ export class ToolServiceClient {
     user: string,
     config: Record<string, unknown> | string,
     args: Record<string, unknown> | string,
-    options: ToolServiceCallOptions = {},
+    options: ToolServiceCallOptions = NO_OPTIONS,
   ): Promise<string> {
     return new Promise<string>((resolve, reject) => {
       const pending = this.#start(user, config, args, options, undefined, reject);
@@ -263,7 +266,7 @@ export class ToolServiceClient {
     user: string,
     config: Record<string, unknown> | string,
     args: Record<string, unknown> | string,
-    options: ToolServiceCallOptions = {},
+    options: ToolServiceCallOptions = NO_OPTIONS,
   ): AsyncIterable<string> {
     let iterated = false;
     return {
@@ -413,7 +416,7 @@ export class ToolServiceClient {
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     let body: string;
     try {
-      checkTimeout(timeoutMs, 'timeoutMs');
+      if (options.timeoutMs !== undefined) checkTimeout(timeoutMs, 'timeoutMs');
       body = encodeRequest({
         user,
         config: typeof config === 'string' ? config : JSON.stringify(config),
