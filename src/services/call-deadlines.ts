@@ -29,6 +29,8 @@ interface DeadlineQueue<T> {
 
 /** Node timers may fire up to ~1 ms before `performance.now()` agrees. */
 const SLACK_MS = 1;
+/** The longest delay `setTimeout` takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Distinct timeout values kept; a client rarely sees more than a handful. */
 const MAX_QUEUES = 64;
 
@@ -48,9 +50,10 @@ export class CallDeadlines<T> {
       queue = { ms, entries: [], head: 0, timer: undefined, held: false, armedUntil: 0 };
       this.#queues.set(ms, queue);
     }
-    const entry: CallDeadline<T> = { at: performance.now() + ms, target, queue, done: false };
+    const now = performance.now();
+    const entry: CallDeadline<T> = { at: now + ms, target, queue, done: false };
     queue.entries.push(entry);
-    if (queue.timer === undefined) this.#arm(queue, ms, performance.now());
+    if (queue.timer === undefined) this.#arm(queue, ms, now);
     else if (!queue.held) {
       queue.timer.ref();
       queue.held = true;
@@ -66,7 +69,8 @@ export class CallDeadlines<T> {
   }
 
   #arm(queue: DeadlineQueue<T>, delay: number, base: number): void {
-    const ms = Math.max(0, delay);
+    // Node fires a longer timer after 1 ms instead; a capped one re-arms until the entry is due.
+    const ms = Math.min(Math.max(0, delay), MAX_TIMER_MS);
     queue.armedUntil = base + ms;
     queue.timer = setTimeout(this.#onTimer, ms, queue);
     queue.held = true;
