@@ -6,19 +6,23 @@
  * bookkeeping. Calls with the same `timeoutMs` expire in the order they started, so each timeout value
  * needs one FIFO list and one timer armed for its oldest live entry; settled entries are skipped lazily.
  * The timer holds the process open only while a live entry exists, as a per-call timer would.
+ *
+ * The bookkeeping lives on the scheduled object itself ({@link Schedulable}): with hundreds of calls in
+ * flight, every object a call keeps alive until its response survives a young-generation collection and
+ * gets copied, so one object fewer per call is measurably less GC work.
  */
 
-/** One scheduled timeout; pass it back to {@link CallDeadlines.cancel} when the call settles. */
-export interface CallDeadline<T> {
-  readonly at: number;
-  readonly target: T;
-  readonly queue: DeadlineQueue<T>;
-  done: boolean;
+/** The fields a scheduled object carries for {@link CallDeadlines}; start with `dueAt: 0, dueQueue: undefined`. */
+export interface Schedulable {
+  /** When it expires, in `performance.now()` time. */
+  dueAt: number;
+  /** The queue it waits in; undefined when not scheduled, expired or cancelled. */
+  dueQueue: unknown;
 }
 
-interface DeadlineQueue<T> {
+interface DeadlineQueue<T extends Schedulable> {
   readonly ms: number;
-  readonly entries: CallDeadline<T>[];
+  readonly entries: T[];
   head: number;
   timer: ReturnType<typeof setTimeout> | undefined;
   /** Whether the timer holds the process open (only while a live entry exists). */
@@ -35,7 +39,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const MAX_QUEUES = 64;
 
 /** Calls `expire(target, ms)` once `ms` milliseconds after {@link add}, unless cancelled first. */
-export class CallDeadlines<T> {
+export class CallDeadlines<T extends Schedulable> {
   readonly #queues = new Map<number, DeadlineQueue<T>>();
   readonly #expire: (target: T, ms: number) => void;
 
@@ -43,7 +47,8 @@ export class CallDeadlines<T> {
     this.#expire = expire;
   }
 
-  add(ms: number, target: T): CallDeadline<T> {
+  /** Schedules `target`, which must not be scheduled already. */
+  add(ms: number, target: T): void {
     let queue = this.#queues.get(ms);
     if (queue === undefined) {
       if (this.#queues.size >= MAX_QUEUES) this.#dropIdleQueues();
@@ -51,21 +56,22 @@ export class CallDeadlines<T> {
       this.#queues.set(ms, queue);
     }
     const now = performance.now();
-    const entry: CallDeadline<T> = { at: now + ms, target, queue, done: false };
-    queue.entries.push(entry);
+    target.dueAt = now + ms;
+    target.dueQueue = queue;
+    queue.entries.push(target);
     if (queue.timer === undefined) this.#arm(queue, ms, now);
     else if (!queue.held) {
       queue.timer.ref();
       queue.held = true;
     }
-    return entry;
   }
 
-  /** Forgets a timeout (idempotent). */
-  cancel(entry: CallDeadline<T>): void {
-    if (entry.done) return;
-    entry.done = true;
-    compact(entry.queue);
+  /** Forgets a target's timeout (idempotent). */
+  cancel(target: T): void {
+    const queue = target.dueQueue as DeadlineQueue<T> | undefined;
+    if (queue === undefined) return;
+    target.dueQueue = undefined;
+    compact(queue);
   }
 
   #arm(queue: DeadlineQueue<T>, delay: number, base: number): void {
@@ -81,19 +87,19 @@ export class CallDeadlines<T> {
     // Trust the timer as a clock too, so fake timers (node:test `mock.timers`) expire calls.
     const now = Math.max(performance.now(), queue.armedUntil);
     while (queue.head < queue.entries.length) {
-      const entry = queue.entries[queue.head] as CallDeadline<T>;
-      if (entry.done) {
+      const target = queue.entries[queue.head] as T;
+      if (target.dueQueue !== queue) {
         queue.head++;
         continue;
       }
-      if (entry.at > now + SLACK_MS) break;
+      if (target.dueAt > now + SLACK_MS) break;
       queue.head++;
-      entry.done = true;
-      this.#expire(entry.target, queue.ms);
+      target.dueQueue = undefined;
+      this.#expire(target, queue.ms);
     }
     compact(queue);
     const next = queue.entries[queue.head];
-    if (next !== undefined && queue.timer === undefined) this.#arm(queue, next.at - now, now);
+    if (next !== undefined && queue.timer === undefined) this.#arm(queue, next.dueAt - now, now);
   };
 
   /** Stops the timers of queues with no live entry, so odd timeout values cannot pile up. */
@@ -107,9 +113,9 @@ export class CallDeadlines<T> {
 }
 
 /** Drops settled entries from the front; resets the list when empty so it never grows without bound. */
-function compact<T>(queue: DeadlineQueue<T>): void {
+function compact<T extends Schedulable>(queue: DeadlineQueue<T>): void {
   const entries = queue.entries;
-  while (queue.head < entries.length && (entries[queue.head] as CallDeadline<T>).done) queue.head++;
+  while (queue.head < entries.length && (entries[queue.head] as T).dueQueue !== queue) queue.head++;
   if (queue.head === entries.length) {
     entries.length = 0;
     queue.head = 0;

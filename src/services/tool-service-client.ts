@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { canonicalTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
 import { ToolError, ToolbusError, isToolbusError } from '../tools/index.js';
-import { CallDeadlines, type CallDeadline } from './call-deadlines.js';
+import { CallDeadlines, type Schedulable } from './call-deadlines.js';
 import { runHook, type Hook } from './hooks.js';
 import {
   WireProperty,
@@ -107,8 +107,10 @@ interface Sink {
 }
 
 /** One call waiting for responses. */
-class Pending {
-  deadline: CallDeadline<Pending> | undefined;
+class Pending implements Schedulable {
+  /** Its timeout, kept by {@link CallDeadlines}. */
+  dueAt = 0;
+  dueQueue: unknown = undefined;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
   /** `call()` mode: the promise's settlers and the chunks so far. */
@@ -440,7 +442,7 @@ export class ToolServiceClient {
     const pending = new Pending(id, seq, toolName);
     pending.sink = sink;
     this.#pending.set(id, pending);
-    pending.deadline = this.#deadlines.add(timeoutMs, pending);
+    this.#deadlines.add(timeoutMs, pending);
     if (signal) {
       pending.signal = signal;
       pending.onAbort = () => {
@@ -537,7 +539,7 @@ export class ToolServiceClient {
   /** The one cleanup of a call: pending entry, deadline, abort listener; then the outcome. */
   #settle(pending: Pending, how: number, error?: ToolbusError): void {
     this.#pending.delete(pending.id);
-    if (pending.deadline !== undefined) this.#deadlines.cancel(pending.deadline);
+    this.#deadlines.cancel(pending);
     if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
     const slot = pending.seq % RECENT_IDS;
     this.#recentSeq[slot] = pending.seq;
