@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
-import { ToolError, ToolbusError, isToolbusError } from '../tools/index.js';
-import { CallDeadlines, type Schedulable } from './call-deadlines.js';
+import { CallDeadlines, ToolError, ToolbusError, isToolbusError, type Schedulable } from '../tools/index.js';
+
 import { runHook, type Hook } from './hooks.js';
 import {
   WireProperty,

@@ -36,3 +36,6 @@ export type { ToolSetOptions, ToolSetHooks, ToolCallEvent, ToolResultEvent, Hook
 export { LiveToolSet } from './live-tool-set.js';
 export { truncateOutput } from './truncate-output.js';
 export type { TruncatedOutput } from './truncate-output.js';
+/** Shared with services/ (not part of the root API): per-call timeouts on one timer per timeout value. */
+export { CallDeadlines } from './call-deadlines.js';
+export type { Schedulable } from './call-deadlines.js';

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { findJsonError } from '../schema/index.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
-import { DeadlineScheduler } from './deadline-scheduler.js';
+import { CallDeadlines, type Schedulable } from './call-deadlines.js';
 import { ToolError, ToolbusError } from './errors.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
 import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
@@ -113,7 +113,7 @@ export class ToolSet implements ToolProvider {
   readonly #list: readonly Tool[];
   readonly #options: ResolvedToolSetOptions;
   readonly #limiter: ConcurrencyLimiter;
-  readonly #deadlines = new DeadlineScheduler();
+  readonly #deadlines = new CallDeadlines<CallControl>((control) => control.onDeadline());
 
   /**
    * @throws {ToolbusError} `invalid-name` for an invalid or duplicate tool name; `usage` for a bad option.
@@ -251,9 +251,9 @@ export class ToolSet implements ToolProvider {
     const control = new CallControl(name, timeoutMs, callerSignal);
     // EventTarget calls `handleEvent` on an object listener: no closure per call.
     callerSignal?.addEventListener('abort', control, { once: true });
-    // Deadlines share one timer per timeout value (see DeadlineScheduler): a setTimeout per call
+    // Deadlines share one timer per timeout value (see CallDeadlines): a setTimeout per call
     // would cost more than the call itself.
-    const deadline = Number.isFinite(timeoutMs) ? this.#deadlines.add(timeoutMs, control) : undefined;
+    if (Number.isFinite(timeoutMs)) this.#deadlines.add(timeoutMs, control);
     let holding = false;
     try {
       if (this.#limiter.tryAcquire()) holding = true;
@@ -273,7 +273,7 @@ export class ToolSet implements ToolProvider {
     } catch (error) {
       return failure(name, callId, toToolError(name, error, control));
     } finally {
-      if (deadline !== undefined) this.#deadlines.cancel(deadline);
+      this.#deadlines.cancel(control);
       callerSignal?.removeEventListener('abort', control);
       if (holding) this.#limiter.release();
     }
@@ -310,9 +310,11 @@ export class ToolSet implements ToolProvider {
  * even when the tool ignores its signal. Listener and deadline target in one object, so the hot path
  * allocates no closures.
  */
-class CallControl extends LazyAbortController {
+class CallControl extends LazyAbortController implements Schedulable {
   /** Rejects the promise the call is waiting on. */
   stop: ((reason: unknown) => void) | undefined;
+  dueAt = 0;
+  dueQueue: unknown = undefined;
   readonly #name: string;
   readonly #timeoutMs: number;
   readonly #callerSignal: AbortSignal | undefined;

@@ -1,6 +1,6 @@
 /**
- * @module Per-call timeouts of a `ToolServiceClient` on one timer per timeout value, instead of a
- * `setTimeout` per call (the idea of `DeadlineScheduler` in tools/, which is private to that layer).
+ * @module Per-call timeouts on one timer per timeout value, instead of a `setTimeout` per call. Used by
+ * `ToolSet` and by `ToolServiceClient` (through `tools/index.ts`).
  *
  * A `setTimeout`/`clearTimeout` pair and its garbage cost about as much as the rest of a call's
  * bookkeeping. Calls with the same `timeoutMs` expire in the order they started, so each timeout value
