@@ -175,6 +175,16 @@ describe('ToolSet error contract: every failure is a result, never a rejection',
     assert.equal(overridden.content, 'done');
   });
 
+  test("a timeout beyond setTimeout's maximum (about 24.8 days) does not fire at once", async () => {
+    const wait = new FunctionTool(() => new Promise((r) => setTimeout(() => r('done'), 30)), {
+      name: 'wait',
+      description: 'Waits 30 ms.',
+      parameters: z.object({}),
+    });
+    const result = await new ToolSet([wait]).call('wait', '{}', { timeoutMs: 3_000_000_000 });
+    assert.deepEqual([result.isError, result.content], [false, 'done']);
+  });
+
   test('timeout also returns when the tool ignores its signal', async () => {
     const stuck = new FunctionTool(() => new Promise(() => {}), {
       name: 'stuck',
