@@ -338,7 +338,9 @@ export class ToolServiceClient {
       {
         chunk: (text, last) => {
           if (text !== '') {
-            if (buffer.length - head >= this.#maxBufferedChunks && pending !== undefined) {
+            // The last response has already settled the call (nothing left to cancel): it is always
+            // kept, one over the limit, so the stream ends instead of waiting forever.
+            if (!last && buffer.length - head >= this.#maxBufferedChunks && pending !== undefined) {
               this.#abandon(
                 pending,
                 new ToolError(

@@ -496,6 +496,38 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     assert.equal(client.pendingCount, 0);
   });
 
+  test('a stream whose buffer is full when the last response arrives still ends with every chunk', async (t) => {
+    let finished!: () => void;
+    const serviceDone = new Promise<void>((r) => (finished = r));
+    const bus = new MemoryBus();
+    const service = new DynamicToolService({
+      bus,
+      ...queues,
+      invoke: async (_u, _c, _a, ctx) => {
+        for (let i = 0; i < 5; i++) await ctx.write(`c${i}`);
+        setImmediate(finished);
+        return 'end';
+      },
+    });
+    await service.start();
+    const client = new ToolServiceClient(bus, { ...queues, maxBufferedChunks: 5 });
+    t.after(async () => {
+      await client.close();
+      await service.stop();
+      await bus.close();
+    });
+    const iterator = client.stream('u', {}, {})[Symbol.asyncIterator]();
+    await serviceDone;
+    const got: string[] = [];
+    for (;;) {
+      const r = await iterator.next();
+      if (r.done) break;
+      got.push(r.value);
+    }
+    assert.deepEqual(got, ['c0', 'c1', 'c2', 'c3', 'c4', 'end']);
+    assert.equal(client.pendingCount, 0);
+  });
+
   test('bad options fail with invalid-config', () => {
     const bus = new MemoryBus();
     assert.throws(
