@@ -412,6 +412,19 @@ describe('ToolRegistry: lifecycle', () => {
     await assert.rejects(registry.start(), { code: 'closed' });
   });
 
+  test('close while start is still loading settles both: start rejects with closed', async (t) => {
+    const store = new MemoryConfigStore();
+    const bus = new MemoryBus();
+    t.after(async () => {
+      await store.close();
+      await bus.close();
+    });
+    const registry = new ToolRegistry({ store, bus });
+    const started = registry.start();
+    await registry.close();
+    await assert.rejects(started, { code: 'closed' });
+  });
+
   test('after close, store changes no longer reach the tool set', async (t) => {
     const store = new MemoryConfigStore();
     const price = new FunctionTool(() => 1, { name: 'p', description: 'p', parameters: z.object({}) });

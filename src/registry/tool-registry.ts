@@ -268,43 +268,55 @@ export class ToolRegistry {
   /** Follows the store: snapshot + watch, and again after a failure (the full snapshot resyncs). */
   async #watchLoop(first: { resolve: () => void; reject: (e: unknown) => void } | undefined): Promise<void> {
     const signal = this.#abort.signal;
-    while (!signal.aborted) {
-      try {
-        const watch = this.#store.watch({ signal });
-        const items = await this.#store.list();
-        const config = new Map<string, Map<string, StoredItem>>();
-        for (const item of items) {
-          let byKey = config.get(item.type);
-          if (!byKey) config.set(item.type, (byKey = new Map()));
-          byKey.set(item.key, { value: item.value, revision: item.revision });
+    // A settled promise ignores a later reject: this only reaches a start still waiting for its first
+    // load (closed before it finished), which must settle or close, awaiting it, would hang.
+    const initial = first;
+    try {
+      while (!signal.aborted) {
+        try {
+          const watch = this.#store.watch({ signal });
+          const items = await this.#store.list();
+          const config = new Map<string, Map<string, StoredItem>>();
+          for (const item of items) {
+            let byKey = config.get(item.type);
+            if (!byKey) config.set(item.type, (byKey = new Map()));
+            byKey.set(item.key, { value: item.value, revision: item.revision });
+          }
+          this.#config = config;
+          this.#storeProblem = undefined;
+          if (first) {
+            first.resolve();
+            first = undefined;
+          } else this.#schedule();
+          for await (const change of watch) {
+            if (this.#applyChange(change)) this.#schedule();
+          }
+          return; // the watch ended without error: the store or the registry closed
+        } catch (error) {
+          if (signal.aborted) return;
+          if (first) {
+            first.reject(error);
+            return;
+          }
+          this.#storeProblem = {
+            key: 'store',
+            message: `the config store failed; retrying every ${this.#retryMs} ms: ${(error as Error).message}`,
+            severity: 'error',
+            ...(isToolbusError(error) ? { code: error.code } : {}),
+          };
+          await new Promise<void>((resolve) => {
+            const onAbort = (): void => (clearTimeout(timer), resolve());
+            // Removed when the timer fires, or every retry would leave a listener on the signal.
+            const timer = setTimeout(
+              () => (signal.removeEventListener('abort', onAbort), resolve()),
+              this.#retryMs,
+            );
+            signal.addEventListener('abort', onAbort, { once: true });
+          });
         }
-        this.#config = config;
-        this.#storeProblem = undefined;
-        if (first) {
-          first.resolve();
-          first = undefined;
-        } else this.#schedule();
-        for await (const change of watch) {
-          if (this.#applyChange(change)) this.#schedule();
-        }
-        return; // the watch ended without error: the store or the registry closed
-      } catch (error) {
-        if (signal.aborted) return;
-        if (first) {
-          first.reject(error);
-          return;
-        }
-        this.#storeProblem = {
-          key: 'store',
-          message: `the config store failed; retrying every ${this.#retryMs} ms: ${(error as Error).message}`,
-          severity: 'error',
-          ...(isToolbusError(error) ? { code: error.code } : {}),
-        };
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.#retryMs);
-          signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-        });
       }
+    } finally {
+      initial?.reject(closedError());
     }
   }
 
