@@ -585,6 +585,10 @@ export class DynamicToolService {
         this.#queue[this.#queueHead++] = undefined;
         if (!call) continue;
         this.#queuedById.delete(call.id);
+        // It may have waited past its deadline: answer deadline-exceeded instead of doing the work.
+        if (call.deadline !== undefined && call.deadline <= this.#options.now()) {
+          call.abort(new ToolbusError('timeout', `call '${call.id}' passed its deadline while queued`));
+        }
         this.#run(call);
       }
     } finally {

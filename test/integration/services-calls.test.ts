@@ -528,6 +528,44 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     assert.equal(client.pendingCount, 0);
   });
 
+  test('a queued call whose deadline passes while it waits is answered deadline-exceeded, not run', async (t) => {
+    let clock = 0;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const ran: string[] = [];
+    const bus = new MemoryBus();
+    const service = new DynamicToolService({
+      bus,
+      ...queues,
+      concurrency: 1,
+      now: () => clock,
+      invoke: async (_u, _c, args) => {
+        ran.push(String(args['n']));
+        if (args['n'] === 1) await released;
+        return 'ok';
+      },
+    });
+    await service.start();
+    const client = new ToolServiceClient(bus, { ...queues, now: () => 0, timeoutMs: 10_000 });
+    t.after(async () => {
+      await client.close();
+      await service.stop({ signal: AbortSignal.abort() });
+      await bus.close();
+    });
+    const first = client.call('u', {}, { n: 1 });
+    const second = client.call('u', {}, { n: 2 });
+    while (service.stats().queued === 0) await new Promise((r) => setImmediate(r));
+    clock = 20_000; // both deadlines (10 000) have passed; only the queued call has not started
+    release();
+    assert.equal(await first, 'ok');
+    await assert.rejects(
+      second,
+      (e: unknown) => e instanceof RemoteToolError && e.remoteType === 'deadline-exceeded',
+    );
+    assert.deepEqual(ran, ['1']);
+    assert.equal(service.stats().expired, 1);
+  });
+
   test('bad options fail with invalid-config', () => {
     const bus = new MemoryBus();
     assert.throws(
