@@ -241,7 +241,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     const invoke = /^\/api\/v1\/tools\/([^/]+)\/invoke$/.exec(path);
     if (invoke) {
       if (method !== 'POST') throw methodNotAllowed(method, path, 'POST');
-      const name = decodeURIComponent(invoke[1] ?? '');
+      const name = decodePathPart(invoke[1] ?? '');
       const text = await readBody(req, maxBodyBytes);
       const args = text.trim() === '' ? {} : parseJsonBody(text, `tool '${name}'`);
       if (!isPlainObject(args)) {
@@ -281,7 +281,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
     const configMatch = /^\/api\/v1\/config\/([^/]+)(?:\/([^/]+))?$/.exec(path);
     if (configMatch) {
-      await handleConfig(req, res, method, decodeURIComponent(configMatch[1] ?? ''), configMatch[2], url);
+      await handleConfig(req, res, method, decodePathPart(configMatch[1] ?? ''), configMatch[2], url);
       return;
     }
     throw new HttpError(
@@ -365,7 +365,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       });
       return;
     }
-    const key = decodeURIComponent(rawKey);
+    const key = decodePathPart(rawKey);
     if (method === 'GET') {
       const item = await store.get(type, key);
       if (!item) throw new HttpError(404, 'not-found', `no config item '${type}/${key}'`);
@@ -468,6 +468,19 @@ export function createGateway(options: GatewayOptions): Gateway {
       return closing;
     },
   };
+}
+
+/** Decodes one `%`-encoded path segment; a malformed escape is the caller's mistake (400), not a 500. */
+function decodePathPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new HttpError(
+      400,
+      'invalid-request',
+      `the path segment '${part.slice(0, 100)}' has a malformed %-escape; encode it with encodeURIComponent`,
+    );
+  }
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {

@@ -122,6 +122,11 @@ describe('HTTP gateway', () => {
     assert.equal(method.status, 405);
     const route = await fetch(`${url}/api/v2/nothing`);
     assert.equal(route.status, 404);
+    for (const path of ['/api/v1/tools/%E0%A4%A/invoke', '/api/v1/config/tool/%E0%A4%A']) {
+      const badEscape = await fetch(`${url}${path}`, { method: path.endsWith('invoke') ? 'POST' : 'GET' });
+      assert.equal(badEscape.status, 400, path);
+      assert.match(((await json(badEscape)) as { error: { message: string } }).error.message, /%-escape/);
+    }
     const noQuestion = await fetch(`${url}/api/v1/agent`, { method: 'POST', body: '{}' });
     assert.equal(noQuestion.status, 400);
     assert.match(((await json(noQuestion)) as { error: { message: string } }).error.message, /"question"/);
