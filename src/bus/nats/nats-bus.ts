@@ -384,7 +384,13 @@ export class NatsBus implements MessageBus {
     try {
       subscription = this.connection.subscribe(subject, {
         queue: group,
-        callback: (_error, msg) => {
+        callback: (error, msg) => {
+          // The client ends the subscription with an error and an empty `msg` (a permissions violation,
+          // also reported through `hooks.onStatus`): there is no message to deliver.
+          if (error) {
+            this.#subscriptions.delete(subscription);
+            return;
+          }
           const message: BusMessage = { topic, body: msg.data, properties: decodeProperties(msg) };
           try {
             const result = handler(message);
@@ -484,7 +490,10 @@ export class NatsBus implements MessageBus {
   #openInbox(): string {
     const inbox = createInbox();
     this.#inboxSubscription = this.connection.subscribe(`${inbox}.*`, {
-      callback: (_error, msg) => this.#onNoResponders(msg),
+      // On an error (no permission for the inbox) `msg` is empty; callers' timeouts still apply.
+      callback: (error, msg) => {
+        if (!error) this.#onNoResponders(msg);
+      },
     });
     this.#inbox = inbox;
     return inbox;
