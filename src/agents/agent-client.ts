@@ -185,6 +185,9 @@ export class AgentClient {
       });
     }
     await this.#subscription;
+    // close() ran while this question was subscribing: it saw no pending entry to fail, and no response
+    // can arrive any more, so without this the question would never settle.
+    if (this.#closed) throw new ToolbusError('closed', 'agent client closed while the question was starting');
 
     const id = randomUUID();
     const buffer: AgentResponse[] = [];

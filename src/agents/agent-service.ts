@@ -57,6 +57,9 @@ export interface AgentServiceOptions {
   hooks?: AgentServiceHooks;
 }
 
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 interface Run {
   id: string;
   request: AgentRequest;
@@ -237,10 +240,12 @@ export class AgentService {
   async #run(run: Run): Promise<void> {
     const { id, request, properties } = run;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    if (run.deadline !== undefined) {
+    const delay = run.deadline === undefined ? undefined : Math.max(0, run.deadline - Date.now());
+    // A delay beyond setTimeout's maximum (about 24.8 days) would fire after 1 ms; no timer is needed then.
+    if (delay !== undefined && delay <= MAX_TIMER_MS) {
       timer = setTimeout(
         () => run.controller.abort(new ToolbusError('timeout', `agent request '${id}' passed its deadline`)),
-        Math.max(0, run.deadline - Date.now()),
+        delay,
       );
     }
     let chain: Promise<void> = Promise.resolve();

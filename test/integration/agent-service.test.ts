@@ -14,6 +14,7 @@ import {
   ToolUseAgent,
   ToolbusError,
   UserMessage,
+  WireProperty,
   createToolServiceTool,
 } from '../../src/index.js';
 import type { AgentStreamEvent, LLMMessage, MessageBus, RunnableAgent, Tool } from '../../src/index.js';
@@ -397,4 +398,46 @@ test('a replica at capacity answers too-many-requests instead of queueing withou
   });
   release();
   assert.deepEqual(await Promise.all([first, second]), ['done 1', 'done 2']);
+});
+
+test('closing the client while a question is still subscribing rejects it with closed, not a timeout', async (t) => {
+  const bus = new MemoryBus();
+  t.after(() => bus.close());
+  const service = new AgentService({ bus, agent: { run: async (question) => `done ${question}` } });
+  await service.start();
+  t.after(() => service.close());
+  const client = new AgentClient(bus, { timeoutMs: 5_000 });
+  const asked = client.ask('q');
+  await client.close();
+  await assert.rejects(asked, { name: 'ToolbusError', code: 'closed' });
+  assert.equal(client.pendingCount, 0);
+});
+
+test('a deadline further away than setTimeout allows does not end the run at once', async (t) => {
+  const bus = new MemoryBus();
+  t.after(() => bus.close());
+  const service = new AgentService({
+    bus,
+    agent: {
+      run: async (question, options) => {
+        await new Promise((r) => setTimeout(r, 20));
+        options?.signal?.throwIfAborted();
+        return `done ${question}`;
+      },
+    },
+  });
+  await service.start();
+  t.after(() => service.close());
+  const replies: string[] = [];
+  const sub = await bus.subscribe('non-persistent://tg/response/agent', (m) => {
+    replies.push(new TextDecoder().decode(m.body));
+  });
+  t.after(() => sub.unsubscribe());
+  const deadline = String(Date.now() + 30 * 24 * 3600 * 1000); // 30 days
+  await bus.publish('non-persistent://tg/request/agent', JSON.stringify({ question: 'far' }), {
+    [WireProperty.Id]: 'q1',
+    [WireProperty.Deadline]: deadline,
+  });
+  while (replies.length === 0) await new Promise((r) => setTimeout(r, 5));
+  assert.match(replies[0]!, /"message_type":"answer","content":"done far"/);
 });
