@@ -402,6 +402,27 @@ describe('ToolSet hooks', () => {
     });
     assert.equal((await observed.call('guarded', '{}')).content, 'ran');
   });
+
+  test('an onCall hook that never settles still yields to cancel and to the timeout', async () => {
+    let ran = false;
+    const tool = new FunctionTool(
+      () => {
+        ran = true;
+        return 'ran';
+      },
+      { name: 'guarded', description: 'x', parameters: z.object({}) },
+    );
+    const pending = gate();
+    const tools = new ToolSet([tool], { hooks: { onCall: () => pending.promise } });
+    const controller = new AbortController();
+    const cancelledCall = tools.call('guarded', '{}', { signal: controller.signal });
+    setTimeout(() => controller.abort(), 5);
+    assertError(await cancelledCall, 'cancelled');
+    assertError(await tools.call('guarded', '{}', { timeoutMs: 10 }), 'timeout', 'timed out after 10 ms');
+    assert.equal(tools.active, 0, 'the slots are released');
+    pending.open();
+    assert.equal(ran, false);
+  });
 });
 
 describe('ToolSet with a strict-mode model', () => {

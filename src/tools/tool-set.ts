@@ -262,7 +262,14 @@ export class ToolSet implements ToolProvider {
         holding = true;
       }
       if (this.#options.onCall.length > 0) {
-        for (const hook of this.#options.onCall) await hook({ name, callId, arguments: parsed, user, tool });
+        if (control.aborted) throw control.reason;
+        const event: ToolCallEvent = { name, callId, arguments: parsed, user, tool };
+        // Raced like the tool itself: a hook that never settles (an approval nobody answers) must not
+        // outlive the call's cancel or deadline.
+        await new Promise<void>((resolve, reject) => {
+          control.stop = reject;
+          runHooks(this.#options.onCall, event).then(resolve, reject);
+        });
       }
       if (control.aborted) throw control.reason;
       const value = await new Promise<unknown>((resolve, reject) => {
@@ -346,6 +353,13 @@ class CallControl extends LazyAbortController implements Schedulable {
     this.abort(reason);
     this.stop?.(reason);
   }
+}
+
+async function runHooks(
+  hooks: readonly ((event: ToolCallEvent) => void | Promise<void>)[],
+  event: ToolCallEvent,
+): Promise<void> {
+  for (const hook of hooks) await hook(event);
 }
 
 function failure(name: string, callId: string, error: ToolError): ToolResult {
