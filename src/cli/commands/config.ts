@@ -120,7 +120,7 @@ export const command: CliCommand = {
         case 'get': {
           const { type, key } = address as { type: string; key: string };
           const item = await store.get(type, key);
-          if (!item) return notFound(io, store, type, key);
+          if (!item) return await notFound(io, store, type, key);
           if (values.json) writeJson(io, item);
           else writeJson(io, item.value);
           return ExitCode.Ok;
@@ -140,7 +140,7 @@ export const command: CliCommand = {
         default: {
           const { type, key } = address as { type: string; key: string };
           const existed = await store.delete(type, key, ifRevision === undefined ? {} : { ifRevision });
-          if (!existed) return notFound(io, store, type, key);
+          if (!existed) return await notFound(io, store, type, key);
           if (values.json) writeJson(io, { type, key, deleted: true });
           else io.stdout.write(`deleted ${type}/${key}\n`);
           return ExitCode.Ok;
