@@ -196,4 +196,46 @@ describe('SingleThreadedAgentRuntime', () => {
     assert.equal(runtime.running, false);
     await runtime.close();
   });
+
+  test('stop resolves even when a handler it aborts queues another message on its way out', async () => {
+    class Reporter extends RoutedAgent {
+      constructor() {
+        super('reports its cancellation');
+        this.messageHandler(Block, (_m, ctx: MessageContext) => {
+          return new Promise<never>((_resolve, reject) => {
+            ctx.signal.addEventListener('abort', () => {
+              void this.publishMessage(new Note('cancelled'), new TopicId('notes'));
+              reject(ctx.signal.reason);
+            });
+          });
+        });
+      }
+    }
+    const runtime = new SingleThreadedAgentRuntime();
+    await runtime.register('reporter', () => new Reporter());
+    runtime.start();
+    const blocked = assert.rejects(runtime.sendMessage(new Block(), new AgentId('reporter')), {
+      code: 'cancelled',
+    });
+    await new Promise((r) => setImmediate(r));
+    await runtime.stop();
+    await blocked;
+    await runtime.close();
+  });
+
+  test('a hook that throws does not crash the runtime', async (t) => {
+    const runtime = new SingleThreadedAgentRuntime({
+      hooks: {
+        onHandlerError: () => {
+          throw new Error('broken hook');
+        },
+      },
+    });
+    t.after(() => runtime.close());
+    await runtime.register('echo', () => new Echo());
+    await runtime.addSubscription(new TypeSubscription('fails', 'echo'));
+    runtime.start();
+    await runtime.publishMessage(new Fail(), new TopicId('fails'));
+    await runtime.stopWhenIdle(); // resolves: the publish finished despite the hook
+  });
 });

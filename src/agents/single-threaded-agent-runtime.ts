@@ -302,7 +302,9 @@ export class SingleThreadedAgentRuntime implements AgentRuntime {
       this.#inFlight.add(envelope);
       void this.#dispatch(envelope).finally(() => {
         this.#inFlight.delete(envelope);
-        if (this.#inFlight.size === 0 && this.#queue.length === 0) {
+        // Stopped: what a finishing handler queued waits for the next start, so stop() must not wait
+        // for it (the same rule as #idle).
+        if (this.#inFlight.size === 0 && (this.#queue.length === 0 || !this.#running)) {
           for (const wake of this.#idleWaiters.splice(0)) wake();
         }
       });
@@ -335,7 +337,11 @@ export class SingleThreadedAgentRuntime implements AgentRuntime {
           const agent = await this.#instance(recipient);
           await agent.onMessage(envelope.message, this.#context(envelope, false));
         } catch (error) {
-          this.#hooks.onHandlerError?.(error, { message: envelope.message, recipient, topic });
+          try {
+            this.#hooks.onHandlerError?.(error, { message: envelope.message, recipient, topic });
+          } catch {
+            // A broken hook must not become an unhandled rejection that ends the process.
+          }
         }
       }),
     );
