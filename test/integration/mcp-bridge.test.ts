@@ -216,3 +216,31 @@ describe('createMcpHttpHandler with the official client over HTTP', { timeout: 3
     });
   }
 });
+
+describe('createMcpHttpHandler on bad requests', { timeout: 30_000 }, () => {
+  test('an oversize body gets 413 and bad JSON 400; the handler never rejects', async (t) => {
+    const handler = createMcpHttpHandler(new LiveToolSet(makeTools({ aborted: false, started: false })));
+    const rejections: unknown[] = [];
+    const http = createServer((req, res) => {
+      handler(req, res).catch((error: unknown) => rejections.push(error));
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    t.after(async () => {
+      await handler.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    });
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+    const big = await fetch(url, { method: 'POST', headers, body: 'x'.repeat(5 * 1024 * 1024) });
+    assert.equal(big.status, 413);
+    const bigBody = (await big.json()) as { error: { message: string } };
+    assert.match(bigBody.error.message, /must not exceed \d+ bytes/);
+
+    const bad = await fetch(url, { method: 'POST', headers, body: '{"jsonrpc":' });
+    assert.equal(bad.status, 400);
+    await bad.body?.cancel();
+    assert.deepEqual(rejections, []);
+  });
+});

@@ -202,7 +202,31 @@ export function createMcpHttpHandler(
     res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message }, id: null }));
   };
 
+  const jsonRpcError = (res: ServerResponse, status: number, code: number, message: string): void => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  };
+
+  // Never rejects: a `void handler(req, res)` mount must not turn an oversize body or a client that
+  // hung up mid-request into an unhandled rejection.
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    try {
+      await route(req, res);
+    } catch (error) {
+      const err = error instanceof Error ? error : new Error(String(error));
+      const tooLarge = err.name === 'RequestBodyTooLargeError';
+      if (!tooLarge) onError?.(err);
+      if (res.headersSent) {
+        if (!res.writableEnded) res.end();
+      } else if (tooLarge) {
+        jsonRpcError(res, 413, -32000, err.message);
+      } else {
+        jsonRpcError(res, 500, -32603, 'internal error of the MCP endpoint');
+      }
+    }
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (closed) {
       res.writeHead(503, { 'content-type': 'application/json' });
       res.end(
