@@ -201,6 +201,26 @@ describe('mcpServerTools over stdio (fixture server)', { timeout: 60_000 }, () =
 });
 
 test(
+  'namePrefix: names map back to the remote name and stay within 64 characters',
+  { timeout: 30_000 },
+  async (t) => {
+    const prefixed = await mcpServerTools(stdioFixtureParams(), { namePrefix: 'files_' });
+    t.after(() => prefixed.close());
+    const double = prefixed.list().find((tool) => prefixed.remoteName(tool.name) === 'math.double');
+    assert.ok(double, 'no prefixed tool maps back to math.double');
+    assert.match(double.name, /^files_/);
+    const long = `t${'x'.repeat(61)}`; // valid alone, 68 characters with the prefix
+    await prefixed.call('files_add_tool', { name: long });
+    await prefixed.refresh();
+    assert.deepEqual(prefixed.problems, []);
+    const added = prefixed.list().find((tool) => prefixed.remoteName(tool.name) === long);
+    assert.ok(added, `no tool maps back to ${long}`);
+    assert.match(added.name, /^files_[a-zA-Z0-9_-]{1,58}$/);
+    assert.equal((await prefixed.call(added.name, {})).content, `hello from ${long}`);
+  },
+);
+
+test(
   'both protocol eras: auto negotiates 2026-07-28 with the fixture, legacy speaks 2025',
   { timeout: 30_000 },
   async (t) => {

@@ -4,6 +4,7 @@
  */
 import {
   LiveToolSet,
+  MAX_TOOL_NAME_LENGTH,
   ToolNameMap,
   isToolbusError,
   type Tool,
@@ -92,9 +93,12 @@ export class McpServerTools implements ToolProvider, Iterable<Tool> {
     return this.list()[Symbol.iterator]();
   }
 
-  /** The server's name for a model-facing tool name (reverses the name encoding). */
+  /** The server's name for a model-facing tool name (reverses the name encoding and the prefix). */
   remoteName(name: string): string {
-    return this.#names.decode(name);
+    const tool = this.tools.get(name);
+    if (tool instanceof McpTool) return tool.remoteName;
+    const prefix = this.#options.namePrefix ?? '';
+    return this.#names.decode(name.startsWith(prefix) ? name.slice(prefix.length) : name);
   }
 
   /** Calls `listener` with the new tools after every change. Returns an unsubscribe function. */
@@ -127,6 +131,13 @@ export class McpServerTools implements ToolProvider, Iterable<Tool> {
     await this.close();
   }
 
+  /** The prefixed, encoded name; shortened with a hash when the prefix pushes it past 64 characters. */
+  #modelName(remote: string): string {
+    const prefix = this.#options.namePrefix ?? '';
+    const name = prefix + this.#names.encode(remote);
+    return name.length <= MAX_TOOL_NAME_LENGTH ? name : this.#names.encode(prefix + remote);
+  }
+
   /** Applies a new definition list; replaces the live set when anything changed. */
   #apply(defs: readonly McpToolDefinition[]): void {
     const include = this.#options.include;
@@ -140,7 +151,7 @@ export class McpServerTools implements ToolProvider, Iterable<Tool> {
       try {
         tools.push(
           new McpTool(this.#session, def, {
-            name: (this.#options.namePrefix ?? '') + this.#names.encode(def.name),
+            name: this.#modelName(def.name),
             ...(this.#options.onProgress ? { onProgress: this.#options.onProgress } : {}),
           }),
         );
