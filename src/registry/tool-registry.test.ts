@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { MemoryBus } from '../bus/index.js';
 import { MemoryConfigStore } from '../config/index.js';
+import type { ConfigChange, ConfigStore } from '../config/index.js';
 import { ScriptedChatCompletionClient } from '../models/index.js';
 import { DynamicToolService } from '../services/index.js';
 import { FunctionTool, ToolbusError } from '../tools/index.js';
@@ -423,6 +424,52 @@ describe('ToolRegistry: lifecycle', () => {
     const started = registry.start();
     await registry.close();
     await assert.rejects(started, { code: 'closed' });
+  });
+
+  test('a failed store watch is reported as a problem, retried, and the changes missed meanwhile arrive', async (t) => {
+    const inner = new MemoryConfigStore();
+    const breakers: ((error: unknown) => void)[] = [];
+    // Delegates to a memory store; each watch can be broken from the test.
+    const store: ConfigStore = {
+      put: (type, key, value, options) => inner.put(type, key, value, options),
+      get: (type, key) => inner.get(type, key),
+      list: (type) => inner.list(type),
+      delete: (type, key, options) => inner.delete(type, key, options),
+      revision: () => inner.revision(),
+      close: () => inner.close(),
+      watch(options) {
+        const changes = inner.watch(options)[Symbol.asyncIterator]();
+        const broken = new Promise<never>((_resolve, reject) => breakers.push(reject));
+        broken.catch(() => undefined);
+        return {
+          [Symbol.asyncIterator]: (): AsyncIterator<ConfigChange> => ({
+            next: () => Promise.race([changes.next(), broken]),
+            return: () => changes.return!(),
+          }),
+        };
+      },
+    };
+    const price = new FunctionTool(() => 1, { name: 'p', description: 'p', parameters: z.object({}) });
+    const registry = new ToolRegistry({ store, functions: [price], debounceMs: 1, retryMs: 20 });
+    t.after(async () => {
+      await registry.close();
+      await inner.close();
+    });
+    await registry.start();
+    const until = async (done: () => boolean): Promise<void> => {
+      for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
+      assert.ok(done());
+    };
+
+    breakers.at(-1)!(new ToolbusError('store-error', 'the disk went away'));
+    await until(() => registry.problems().some((p) => p.key === 'store'));
+    const problem = registry.problems().find((p) => p.key === 'store')!;
+    assert.equal(problem.code, 'store-error');
+    assert.match(problem.message, /retrying every 20 ms: the disk went away/);
+
+    await inner.put('tool', 'p', { type: 'function', name: 'p' }); // before or after the re-watch: it arrives
+    await until(() => registry.tools.list().length === 1);
+    assert.deepEqual(registry.problems(), []);
   });
 
   test('after close, store changes no longer reach the tool set', async (t) => {
