@@ -91,6 +91,11 @@ describe('encodeToolName / decodeToolName', () => {
       () => decodeToolName('a--zz-b'),
       (e: unknown) => e instanceof ToolbusError && e.code === 'invalid-name',
     );
+    // Beyond the last Unicode code point: String.fromCodePoint would throw a RangeError.
+    assert.throws(
+      () => decodeToolName('a--ffffff-b'),
+      (e: unknown) => e instanceof ToolbusError && e.code === 'invalid-name',
+    );
   });
 
   test('an empty name cannot be encoded', () => {

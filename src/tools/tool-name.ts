@@ -96,7 +96,8 @@ export function decodeToolName(encoded: string): string {
       continue;
     }
     const match = /^--([0-9a-f]{1,6})-/.exec(encoded.slice(i));
-    if (match === null) {
+    const codePoint = match === null ? NaN : parseInt(match[1] as string, 16);
+    if (match === null || codePoint > 0x10ffff) {
       const hashed = /^--h[0-9a-f]{8}-$/.test(encoded.slice(i));
       throw new ToolbusError(
         'invalid-name',
@@ -105,7 +106,7 @@ export function decodeToolName(encoded: string): string {
           : `tool name '${encoded}' is not a valid encoding: expected '--<hex>-' at position ${i}`,
       );
     }
-    out += String.fromCodePoint(parseInt(match[1] as string, 16));
+    out += String.fromCodePoint(codePoint);
     i += match[0].length;
   }
   return out;
