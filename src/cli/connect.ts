@@ -61,9 +61,14 @@ export async function openConfigStore(flags: ConnectFlags, io: CliIO): Promise<C
   return new SqliteConfigStore({ path: configStorePath(flags, io) });
 }
 
+/** The NATS URL {@link openBus} connects to: `--nats`, else `$TOOLBUS_NATS`; undefined for a memory bus. */
+export function busNatsUrl(flags: ConnectFlags, io: Pick<CliIO, 'env'>): string | undefined {
+  return flags.nats ?? (io.env.TOOLBUS_NATS || undefined);
+}
+
 /** Opens the bus the flags name: a `NatsBus` with `--nats URL` (or `$TOOLBUS_NATS`), else a `MemoryBus`. */
 export async function openBus(flags: ConnectFlags, io: CliIO): Promise<MessageBus> {
-  const nats = flags.nats ?? (io.env.TOOLBUS_NATS || undefined);
+  const nats = busNatsUrl(flags, io);
   if (!nats) return new MemoryBus();
   const { NatsBus } = await importLeaf('nats', () => import('../bus/nats/index.js'));
   return NatsBus.connect({ servers: nats });

@@ -11,7 +11,7 @@ import { createGateway, type Gateway, type GatewayAgent } from '../gateway/index
 import { ToolRegistry } from '../registry/index.js';
 import { AgentClient, AgentService, ToolUseAgent } from '../agents/index.js';
 import type { DynamicToolService } from '../services/index.js';
-import { openBus, openConfigStore, describeStore } from './connect.js';
+import { busNatsUrl, openBus, openConfigStore, describeStore } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
 import { importLeaf } from './import-leaf.js';
 
@@ -108,6 +108,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
   };
   try {
     const flags = { nats: options.nats, store: options.store };
+    const busNats = busNatsUrl(flags, io); // the bus openBus picks, so the banner names it
     const bus = await openBus(flags, io);
     cleanups.push(() => bus.close());
     const store = await openConfigStore(flags, io);
@@ -166,7 +167,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       tools: registry.tools,
       gateway,
       serviceNames,
-      busDescription: options.nats ? `NATS at ${options.nats}` : 'in-process (memory)',
+      busDescription: busNats ? `NATS at ${busNats}` : 'in-process (memory)',
       storeDescription: describeStore(flags, io),
       problems: () => registry.problems(),
       close: closeAll,
