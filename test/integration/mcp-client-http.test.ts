@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mcpServerTools } from '../../src/adapters/mcp/index.js';
+import { McpSession, mcpServerTools } from '../../src/adapters/mcp/index.js';
+import { ToolbusError } from '../../src/tools/index.js';
 import { EVERYTHING_SERVER, ROOT, startHttpFixture, waitFor } from '../fixtures/mcp-spawn.js';
 
 describe('mcpServerTools over Streamable HTTP', { timeout: 60_000 }, () => {
@@ -104,6 +105,36 @@ async function freePort(): Promise<number> {
     });
   });
 }
+
+test(
+  'an unreachable server: the call says it could not be reached, after one connect attempt',
+  { timeout: 30_000 },
+  async (t) => {
+    // Accepts and drops every connection, counting them: each connect attempt is one connection.
+    let connections = 0;
+    const dead = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise<void>((resolve) => dead.close(() => resolve())));
+    const { port } = dead.address() as { port: number };
+    const session = new McpSession({ url: `http://127.0.0.1:${port}/mcp`, protocol: 'legacy' });
+    t.after(() => session.close());
+    await assert.rejects(session.callTool('counter', {}), (e: unknown) => {
+      assert.ok(e instanceof ToolbusError);
+      assert.equal(e.code, 'unavailable');
+      assert.match(e.message, /could not be reached/);
+      assert.doesNotMatch(e.message, /restarted|not retried/);
+      return true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(connections, 1, 'the failed call started another connect attempt');
+    await assert.rejects(session.listTools(), /could not be reached/);
+    assert.equal(connections, 2, 'the failed listing connected twice');
+    assert.equal(session.connectCount, 0);
+  },
+);
 
 test('legacy SSE transport against the published reference server', { timeout: 30_000 }, async (t) => {
   const port = await freePort();

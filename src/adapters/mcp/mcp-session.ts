@@ -184,7 +184,7 @@ export class McpSession {
     } catch (error) {
       if (options.signal?.aborted)
         throw abortReason(options.signal, `listing the tools of MCP server '${this.id}'`);
-      if (isConnectionLoss(error)) {
+      if (used !== undefined && isConnectionLoss(error)) {
         // Listing has no side effect: reconnect and list again.
         this.#drop(used);
         return await attempt().catch((e: unknown) => {
@@ -231,7 +231,10 @@ export class McpSession {
       return await attempt();
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal, `${what} on MCP server '${this.id}'`, display);
-      if (!isConnectionLoss(error)) throw this.#mapError(error, what, signal, timeoutMs, display);
+      // No client means connecting failed (already 'unavailable'): the call never reached the server.
+      if (used === undefined || !isConnectionLoss(error)) {
+        throw this.#mapError(error, what, signal, timeoutMs, display);
+      }
       this.#drop(used);
       if (!options.retryAfterReconnect) {
         // Reconnect in the background so the next call and list_changed work again.
