@@ -3,7 +3,7 @@
  */
 import { defaultServiceQueues, parseTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError, isToolbusError } from '../tools/index.js';
 import { runHook, type Hook } from './hooks.js';
 import {
   startServiceAnnouncer,
@@ -30,6 +30,9 @@ export const DEFAULT_TOOL_SERVICE_CONCURRENCY = 16;
 export const DEFAULT_TOOL_SERVICE_MAX_QUEUED = 256;
 /** The `topic` TrustGraph's `DynamicToolService` uses when none is given. */
 export const DEFAULT_TOOL_SERVICE_TOPIC = 'tool';
+
+/** How long past its deadline a running call is aborted, when its caller has not cancelled it first. */
+const DEADLINE_GRACE_MS = 20;
 
 /** What `invoke` sees of the call besides `user`, `config` and `arguments`. */
 export interface ToolServiceInvokeContext {
@@ -188,9 +191,11 @@ class Call {
       this.controller = new AbortController();
       if (this.abortReason) this.controller.abort(this.abortReason);
       else if (this.deadline !== undefined && !this.ended) {
+        // A backstop for a caller that is gone: a live one gives up at the deadline and cancels, so
+        // wait a little longer and let its own timeout win the race.
         this.timer = setTimeout(
           () => this.abort(new ToolbusError('timeout', `call '${this.id}' passed its deadline`)),
-          Math.max(0, this.deadline - this.now()),
+          Math.max(0, this.deadline - this.now()) + DEADLINE_GRACE_MS,
         );
       }
     }
@@ -570,7 +575,12 @@ export class DynamicToolService {
       this.#sendError(call.id, call.properties, wire, cause, call.echo);
     } else {
       this.#stats.completed++;
-      this.#publish(call.id, encodeResponse({ error: null, response: text, end_of_stream: true }), call.echo);
+      this.#publish(
+        call.id,
+        encodeResponse({ error: null, response: text, end_of_stream: true }),
+        call.echo,
+        true,
+      );
     }
     this.#next();
   }
@@ -620,12 +630,26 @@ export class DynamicToolService {
     );
   }
 
-  #publish(id: string, body: string, properties: BusProperties): void {
-    this.#options.bus
-      .publish(this.#options.responseQueue, body, properties)
-      .catch((error: unknown) =>
-        runHook(this.#options.hooks.onPublishError, { service: this.id, id, error }),
-      );
+  /**
+   * Publishes a response. A result the bus refuses as too large (NATS max_payload) is answered with a
+   * short error instead, so the caller learns why at once rather than at its timeout.
+   */
+  #publish(id: string, body: string, properties: BusProperties, result = false): void {
+    this.#options.bus.publish(this.#options.responseQueue, body, properties).catch((error: unknown) => {
+      runHook(this.#options.hooks.onPublishError, { service: this.id, id, error });
+      if (result && isToolbusError(error) && error.code === 'too-large') {
+        this.#sendError(
+          id,
+          properties,
+          {
+            type: WireErrorType.ToolServiceError,
+            message: `tool service '${this.id}': the result could not be sent: ${error.message}`,
+          },
+          error,
+          properties,
+        );
+      }
+    });
   }
 }
 

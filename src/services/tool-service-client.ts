@@ -8,6 +8,7 @@ import { CallDeadlines, ToolError, ToolbusError, isToolbusError, type Schedulabl
 
 import { runHook, type Hook } from './hooks.js';
 import {
+  WireErrorType,
   WireProperty,
   cancelTopicOf,
   decodeResponse,
@@ -592,8 +593,25 @@ export class ToolServiceClient {
       return;
     }
     if (response.error !== null) {
+      const remote = fromWireError(response.error, this.#service, pending.toolName);
+      if (response.error.type === WireErrorType.DeadlineExceeded) {
+        // The service gave up at the deadline this client set from its timeout (its clock may run a
+        // little ahead): to the caller that is a timeout.
+        this.#stats.timedOut++;
+        this.#settle(
+          pending,
+          SETTLED_DONE,
+          new ToolError(
+            'timeout',
+            `tool service '${this.#service}': no result within the timeout of call '${id}' ` +
+              `(the service answered 'deadline-exceeded': ${response.error.message})`,
+            { cause: remote, toolName: pending.toolName },
+          ),
+        );
+        return;
+      }
       this.#stats.failed++;
-      this.#settle(pending, SETTLED_DONE, fromWireError(response.error, this.#service, pending.toolName));
+      this.#settle(pending, SETTLED_DONE, remote);
       return;
     }
     if (response.end_of_stream) {

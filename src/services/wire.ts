@@ -16,7 +16,7 @@
  * | property      | on                 | meaning                                                              |
  * |---------------|--------------------|----------------------------------------------------------------------|
  * | `id`          | every message      | correlation id, unique per call; echoed on every response (required) |
- * | `deadline`    | request            | optional: epoch milliseconds (decimal) after which the caller has given up; the service skips expired work and aborts running work at that time |
+ * | `deadline`    | request            | optional: epoch milliseconds (decimal) after which the caller has given up; the service skips expired work and aborts running work shortly after it (a caller answered `deadline-exceeded` reports `timeout`) |
  * | `traceparent` | request, responses | optional: W3C trace context, passed to `invoke` and echoed          |
  * | `tracestate`  | request, responses | optional: W3C trace context vendor state, passed through             |
  * | `cancel`      | control message    | optional: the reason (free text) on a cancellation message           |

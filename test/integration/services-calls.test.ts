@@ -558,12 +558,53 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     clock = 20_000; // both deadlines (10 000) have passed; only the queued call has not started
     release();
     assert.equal(await first, 'ok');
-    await assert.rejects(
-      second,
-      (e: unknown) => e instanceof RemoteToolError && e.remoteType === 'deadline-exceeded',
-    );
+    // The service answers deadline-exceeded; the caller sees a timeout, the remote error as the cause.
+    await assert.rejects(second, (e: unknown) => {
+      assert.ok(e instanceof ToolError);
+      assert.equal(e.code, 'timeout');
+      assert.match(e.message, /no result within the timeout.*deadline-exceeded/);
+      assert.ok(e.cause instanceof RemoteToolError && e.cause.remoteType === 'deadline-exceeded');
+      return true;
+    });
     assert.deepEqual(ran, ['1']);
     assert.equal(service.stats().expired, 1);
+  });
+
+  test('a result too large for the bus is answered with an error at once, not left to the timeout', async (t) => {
+    /** A bus with a message size limit, as NATS has (max_payload). */
+    class SmallBus extends MemoryBus {
+      override publish(...args: Parameters<MemoryBus['publish']>): Promise<void> {
+        if (args[1].length > 1_000) {
+          return Promise.reject(
+            new ToolbusError('too-large', `the message is above max_payload of 1000 bytes`),
+          );
+        }
+        return super.publish(...args);
+      }
+    }
+    const bus = new SmallBus();
+    const publishErrors: unknown[] = [];
+    const service = new DynamicToolService({
+      bus,
+      ...queues,
+      invoke: () => 'x'.repeat(5_000),
+      hooks: { onPublishError: ({ error }) => void publishErrors.push(error) },
+    });
+    await service.start();
+    const client = new ToolServiceClient(bus, { ...queues, timeoutMs: 30_000 });
+    t.after(async () => {
+      await client.close();
+      await service.stop();
+      await bus.close();
+    });
+    await assert.rejects(client.call('u', {}, {}), (e: unknown) => {
+      assert.ok(e instanceof RemoteToolError);
+      assert.equal(e.remoteType, 'tool-service-error');
+      assert.match(e.message, /result could not be sent.*max_payload/);
+      return true;
+    });
+    assert.equal(publishErrors.length, 1);
+    assert.equal(client.pendingCount, 0);
   });
 
   test('bad options fail with invalid-config', () => {
