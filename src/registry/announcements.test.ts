@@ -205,4 +205,29 @@ describe('self-announcing services', () => {
     });
     await bus.close();
   });
+
+  test('an announced time-to-live of weeks keeps the tool without re-arming a timer every millisecond', async (t) => {
+    const f = await setup(t);
+    await f.registry.start();
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
+    t.after(() => process.off('warning', onWarning));
+    const announcement = {
+      kind: 'announce',
+      instance: 'joke-service-long',
+      'ttl-ms': 60 * 24 * 3600 * 1000, // 60 days
+      service: {
+        id: 'joke-service',
+        'request-queue': 'request:tg:joke',
+        'response-queue': 'response:tg:joke',
+      },
+      tools: [{ type: 'tool-service', service: 'joke-service', ...tellJoke }],
+    };
+    await f.bus.publish(TOOL_DESCRIPTORS_TOPIC, JSON.stringify(announcement), { kind: 'announce' });
+    await f.settle();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(f.names(), ['tell-joke']);
+    assert.deepEqual(warnings, []);
+  });
 });

@@ -29,6 +29,9 @@ export const DEFAULT_REGISTRY_DEBOUNCE_MS = 25;
 /** How long the registry waits before watching the store again after the watch failed, by default. */
 export const DEFAULT_REGISTRY_RETRY_MS = 1_000;
 
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Options of {@link ToolRegistry}. */
 export interface ToolRegistryOptions {
   /** Where the `tool`, `tool-service`, `mcp`, `prompt` … items live. */
@@ -390,7 +393,8 @@ export class ToolRegistry {
         this.#scheduleExpiry();
         if (removed) this.#schedule();
       },
-      Math.max(0, next - this.#now()),
+      // Capped: a delay beyond setTimeout's maximum (a TTL of weeks) would fire after 1 ms, and again.
+      Math.min(Math.max(0, next - this.#now()), MAX_TIMER_MS),
     );
   }
 
