@@ -47,3 +47,16 @@ test('a refused no-responders inbox does not throw into the NATS client', async 
   // A throw here would end the client's socket reader and leave the connection deaf.
   assert.doesNotThrow(() => callbacks.get(inbox)!(new Error('Permissions Violation'), {}));
 });
+
+test('the size check counts the header block as the server does, so a near-limit message is too-large', async (t) => {
+  const { connection } = fakeConnection();
+  const bus = new NatsBus(connection);
+  t.after(() => bus.close());
+  const max = 1 << 20;
+  // 10 bytes under the limit; the block `NATS/1.0\r\nid: 1\r\n\r\n` is 19 bytes.
+  await assert.rejects(bus.publish('big', new Uint8Array(max - 10), { id: '1' }), {
+    code: 'too-large',
+    message: /topic 'big'.*max_payload/,
+  });
+  await bus.publish('big', new Uint8Array(max - 19), { id: '1' });
+});

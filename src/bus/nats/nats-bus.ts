@@ -47,7 +47,7 @@ import type {
   SubscribeOptions,
 } from '../index.js';
 import { checkSubjectPrefix, topicToSubject } from './subjects.js';
-import { decodeProperties, encodeProperties, encodeText } from './headers.js';
+import { decodeProperties, encodeProperties, encodeText, type EncodedHeaders } from './headers.js';
 
 /** A connection status change, as reported to {@link NatsBusHooks.onStatus}. */
 export interface NatsBusStatus {
@@ -267,7 +267,7 @@ export class NatsBus implements MessageBus {
     try {
       const subject = this.subjectOf(topic);
       const hdrs = properties ? encodeProperties(topic, properties) : undefined;
-      this.#checkSize(topic, body, properties);
+      this.#checkSize(topic, body, hdrs);
       const onUnavailable = options?.onUnavailable;
       // The client only calls encode() on the headers it publishes (see headers.ts).
       const headers = hdrs as MsgHdrs | undefined;
@@ -334,13 +334,14 @@ export class NatsBus implements MessageBus {
   }
 
   /** Rejects early what the server would refuse: a message above its max_payload. */
-  #checkSize(topic: string, body: Uint8Array | string, properties: BusProperties | undefined): void {
+  #checkSize(topic: string, body: Uint8Array | string, headers: EncodedHeaders | undefined): void {
     const max = this.connection.info?.max_payload;
     if (max === undefined) return;
     // Strings: UTF-8 is at most 3 bytes per UTF-16 unit; measure exactly only when it may matter.
     let size = typeof body === 'string' ? body.length : body.byteLength;
     if (typeof body === 'string' && size * 3 > max) size = Buffer.byteLength(body);
-    if (properties) for (const key in properties) size += key.length + (properties[key] as string).length + 4;
+    // The client counts the whole header block against max_payload, framing included.
+    if (headers) size += headers.encode().byteLength;
     if (size > max) {
       throw new ToolbusError(
         'too-large',
