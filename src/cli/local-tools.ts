@@ -32,6 +32,7 @@ export async function openLocalTools(
   try {
     await registry.start();
   } catch (error) {
+    await registry.close(); // it holds a bus subscription and its own tool-service clients
     await store.close();
     await bus.close();
     throw error;

@@ -128,8 +128,8 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       ...(options.model ? { model: options.model } : {}),
       toolTypes: defaultToolTypes(),
     });
+    cleanups.push(() => registry.close()); // also when start fails: it holds a bus subscription
     await registry.start();
-    cleanups.push(() => registry.close());
 
     let agent: GatewayAgent | undefined;
     if (options.model) {
