@@ -483,6 +483,17 @@ export class DynamicToolService {
       this.#sendError(id, properties, deadlineError(id), undefined);
       return;
     }
+    if (this.#running.has(id) || this.#queuedById.has(id)) {
+      // Its response would be indistinguishable from the first call's; the tables are keyed by id.
+      this.#stats.invalid++;
+      runHook(this.#options.hooks.onMalformedMessage, {
+        service: this.id,
+        id,
+        reason: `request '${id}' reuses the id of a call in progress; dropped (ids must be unique per call)`,
+        properties,
+      });
+      return;
+    }
     const call = new Call(id, user, config, args, properties, deadline, this.#options.now);
     if (this.#running.size < this.#options.concurrency) {
       this.#run(call);

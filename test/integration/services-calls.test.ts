@@ -607,6 +607,33 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     assert.equal(client.pendingCount, 0);
   });
 
+  test('a request reusing the id of a call in progress is dropped and reported, the first call unharmed', async (t) => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const reasons: string[] = [];
+    let runs = 0;
+    const { bus, service } = await setup(
+      t,
+      async () => {
+        runs++;
+        await released;
+        return 'first';
+      },
+      { hooks: { onMalformedMessage: ({ reason }) => void reasons.push(reason) } },
+    );
+    const body = '{"user":"u","config":"{}","arguments":"{}"}';
+    const first = foreignCall(bus, queues, body, { id: 'same' });
+    while (service.stats().inFlight === 0) await new Promise((r) => setImmediate(r));
+    await bus.publish(queues.requestQueue, body, { id: 'same' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(runs, 1);
+    assert.match(reasons[0] ?? '', /reuses the id of a call in progress/);
+    release();
+    const responses = await first;
+    assert.match(responses[0]!.text, /"response":"first"/);
+    assert.equal(service.stats().inFlight, 0);
+  });
+
   test('bad options fail with invalid-config', () => {
     const bus = new MemoryBus();
     assert.throws(
