@@ -10,6 +10,7 @@ import {
   encodeRequest,
   encodeResponse,
   fromWireError,
+  readDeadline,
   serviceGroupOf,
   toWireError,
 } from './wire.js';
@@ -108,5 +109,13 @@ describe('wire codec', () => {
     assert.equal(cancelTopicOf('non-persistent://tg/request/joke'), 'request:tg:joke:cancel');
     assert.equal(cancelTopicOf('request:tg:joke'), 'request:tg:joke:cancel');
     assert.equal(serviceGroupOf('non-persistent://tg/request/joke'), 'tool-service:request:tg:joke');
+  });
+
+  test('the deadline property is epoch ms; absent, empty or not a number means no deadline', () => {
+    assert.equal(readDeadline({ deadline: '1700000000000' }), 1_700_000_000_000);
+    assert.equal(readDeadline({}), undefined);
+    assert.equal(readDeadline({ deadline: '' }), undefined);
+    assert.equal(readDeadline({ deadline: ' ' }), undefined);
+    assert.equal(readDeadline({ deadline: 'soon' }), undefined);
   });
 });

@@ -254,7 +254,8 @@ export function readId(properties: BusProperties | undefined): string | undefine
 /** Reads the `deadline` property (epoch ms), or undefined when absent or not a finite number. */
 export function readDeadline(properties: BusProperties): number | undefined {
   const raw = properties[WireProperty.Deadline];
-  if (raw === undefined) return undefined;
+  // `Number('')` is 0: an empty or blank value would make every request look long expired.
+  if (raw === undefined || raw.trim() === '') return undefined;
   const n = Number(raw);
   return Number.isFinite(n) ? n : undefined;
 }
