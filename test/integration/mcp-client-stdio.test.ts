@@ -221,6 +221,29 @@ test(
 );
 
 test(
+  "stderr 'pipe': a server that writes a lot to stderr is not blocked by a full pipe",
+  { timeout: 30_000 },
+  async (t) => {
+    const params = stdioFixtureParams();
+    const chatty = await mcpServerTools({
+      ...params,
+      // Linux writes to a stderr pipe synchronously: 1 MiB blocks the child until someone reads it.
+      args: [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `process.stderr.write('x'.repeat(1 << 20)); await import(${JSON.stringify(params.args.at(-1))});`,
+      ],
+      stderr: 'pipe',
+      connectTimeoutMs: 10_000,
+    });
+    t.after(() => chatty.close());
+    assert.equal((await chatty.call('echo', { message: { text: 'still here' } })).content, 'still here');
+  },
+);
+
+test(
   'both protocol eras: auto negotiates 2026-07-28 with the fixture, legacy speaks 2025',
   { timeout: 30_000 },
   async (t) => {

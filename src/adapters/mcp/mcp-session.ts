@@ -402,6 +402,8 @@ export class McpSession {
         stderr: p.stdio.stderr,
         ...(p.stdio.cwd !== undefined ? { cwd: p.stdio.cwd } : {}),
       });
+      // Nothing here reads a piped stderr: drain it, or a chatty server blocks once the pipe is full.
+      if (p.stdio.stderr === 'pipe') transport.stderr?.on('data', () => undefined);
       return transport;
     }
     const url = p.url as URL;

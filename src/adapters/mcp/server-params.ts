@@ -20,7 +20,7 @@ export interface McpStdioParams {
   env?: Record<string, string>;
   /** @default the current working directory */
   cwd?: string;
-  /** Where the child's stderr goes. @default 'inherit' */
+  /** Where the child's stderr goes (`'pipe'` is read and discarded, like `'ignore'`). @default 'inherit' */
   stderr?: 'inherit' | 'ignore' | 'pipe';
 }
 
