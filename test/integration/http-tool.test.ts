@@ -109,6 +109,9 @@ class TestServer {
       const status = Number(path.slice('/status/'.length));
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: `failure number ${status}`, detail: 'x'.repeat(2_000) }));
+    } else if (path === '/echo-401') {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: `invalid credentials: ${String(req.headers['x-key'])}` }));
     } else if (path === '/slow' || path === '/slow-body') {
       if (path === '/slow-body') {
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -476,6 +479,22 @@ describe('HttpTool headers', () => {
     });
     const error = await rejectsWith(tool.runJson({}), 'tool-error', 'HTTP 500');
     assert.ok(!error.message.includes('top-secret-value'));
+  });
+
+  test('a server that echoes the refused secret in its error body does not get it quoted', async () => {
+    const tool = make({
+      method: 'GET',
+      path: '/echo-401',
+      env: { TOKEN: 'top-secret-value' },
+      headers: { 'X-Key': { env: 'TOKEN', prefix: 'Key ' } },
+    });
+    const error = await rejectsWith(
+      tool.runJson({}),
+      'tool-error',
+      /HTTP 401.*invalid credentials: Key \[redacted\]/,
+    );
+    assert.ok(!error.message.includes('top-secret-value'));
+    assert.ok(error instanceof HttpStatusError && !error.bodyExcerpt.includes('top-secret-value'));
   });
 
   test('credentials are dropped when a redirect leaves the origin', async () => {

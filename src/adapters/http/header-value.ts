@@ -76,7 +76,9 @@ export function checkHeaders(
 }
 
 /**
- * Resolves the headers for one call. Never puts a secret's value in an error message.
+ * Resolves the headers for one call. Never puts a secret's value in an error message. `secret` holds the
+ * (lower-case) names of headers taken from the environment, `secretValues` their values, so that text
+ * quoted from a response can be redacted.
  *
  * @throws ToolError `invalid-config` naming the header and the missing variable.
  */
@@ -84,9 +86,10 @@ export function resolveHeaders(
   headers: Readonly<Record<string, HttpHeaderValue>>,
   env: HeaderEnvironment,
   toolName: string,
-): { values: Record<string, string>; secret: Set<string> } {
+): { values: Record<string, string>; secret: Set<string>; secretValues: string[] } {
   const values: Record<string, string> = {};
   const secret = new Set<string>();
+  const secretValues: string[] = [];
   for (const [name, spec] of Object.entries(headers)) {
     if (typeof spec === 'string') {
       values[name] = spec;
@@ -109,6 +112,7 @@ export function resolveHeaders(
     }
     values[name] = `${spec.prefix ?? ''}${value}`;
     secret.add(name.toLowerCase());
+    secretValues.push(value);
   }
-  return { values, secret };
+  return { values, secret, secretValues };
 }

@@ -232,7 +232,7 @@ export class HttpTool extends BaseTool {
     } else {
       body = JSON.stringify(rest);
     }
-    const { values, secret } = resolveHeaders(config.headers, config.env, name);
+    const { values, secret, secretValues } = resolveHeaders(config.headers, config.env, name);
     const headers = new Headers();
     if (config.returnType === 'json') headers.set('accept', 'application/json');
     if (body !== undefined) headers.set('content-type', 'application/json');
@@ -264,7 +264,8 @@ export class HttpTool extends BaseTool {
       const describe = `${config.method} ${finalUrl.origin}${finalUrl.pathname}`;
       if (response.status < 200 || response.status > 299) {
         const { bytes, truncated } = await readBodyCapped(response, ERROR_EXCERPT_BYTES);
-        const excerpt = new TextDecoder().decode(bytes).trim() + (truncated ? '…' : '');
+        // A server may echo the credentials it refused ("invalid token: …"): never quote them.
+        const excerpt = redact(new TextDecoder().decode(bytes).trim(), secretValues) + (truncated ? '…' : '');
         throw new HttpStatusError(
           `tool '${name}': ${describe} returned HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}` +
             (excerpt ? `: ${excerpt}` : ' with an empty body'),
@@ -287,7 +288,7 @@ export class HttpTool extends BaseTool {
       } catch (error) {
         throw new ToolError(
           'tool-error',
-          `tool '${name}': ${describe} returned a body that is not valid JSON (returnType is 'json'): ${excerptOf(text)}`,
+          `tool '${name}': ${describe} returned a body that is not valid JSON (returnType is 'json'): ${excerptOf(redact(text, secretValues))}`,
           { toolName: name, cause: error },
         );
       }
@@ -471,6 +472,13 @@ function appendQuery(params: URLSearchParams, key: string, value: unknown): void
     return;
   }
   params.append(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
+}
+
+/** `text` with every secret header value replaced by `[redacted]`. */
+function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) out = out.replaceAll(secret, '[redacted]');
+  return out;
 }
 
 function excerptOf(text: string): string {
