@@ -413,7 +413,7 @@ export class DynamicToolService {
     await this.#requestSubscription?.unsubscribe();
     const abortAll = (): void => {
       const reason = new ToolbusError('cancelled', `tool service '${this.id}' is stopping`);
-      for (const call of this.#queuedById.values()) call.abort(reason);
+      for (const call of [...this.#queuedById.values()]) this.#dropQueued(call, reason);
       for (const call of this.#running.values()) call.abort(reason);
     };
     if (signal?.aborted) abortAll();
@@ -431,12 +431,24 @@ export class DynamicToolService {
   #onCancel(message: BusMessage): void {
     const id = readId(message.properties);
     if (id === undefined) return;
-    const call = this.#running.get(id) ?? this.#queuedById.get(id);
-    if (!call) return;
+    const running = this.#running.get(id);
+    const queued = running ? undefined : this.#queuedById.get(id);
+    if (!running && !queued) return;
     const why = message.properties[WireProperty.Cancel];
-    call.abort(
-      new ToolbusError('cancelled', `call '${id}' was cancelled by the caller${why ? `: ${why}` : ''}`),
+    const reason = new ToolbusError(
+      'cancelled',
+      `call '${id}' was cancelled by the caller${why ? `: ${why}` : ''}`,
     );
+    if (running) running.abort(reason);
+    else if (queued) this.#dropQueued(queued, reason);
+  }
+
+  /** Answers a queued call now, freeing its queue slot, instead of when a running call ends. */
+  #dropQueued(call: Call, reason: ToolbusError): void {
+    if (this.#queuedById.get(call.id) !== call) return;
+    this.#queuedById.delete(call.id);
+    call.abort(reason);
+    this.#finish(call, undefined, undefined, false);
   }
 
   #onRequest(message: BusMessage): void {
@@ -604,7 +616,8 @@ export class DynamicToolService {
       while (this.#running.size < this.#options.concurrency && this.#queueHead < this.#queue.length) {
         const call = this.#queue[this.#queueHead];
         this.#queue[this.#queueHead++] = undefined;
-        if (!call) continue;
+        // Skip calls answered while queued (cancelled, or dropped by stop()).
+        if (!call || this.#queuedById.get(call.id) !== call) continue;
         this.#queuedById.delete(call.id);
         // It may have waited past its deadline: answer deadline-exceeded instead of doing the work.
         if (call.deadline !== undefined && call.deadline <= this.#options.now()) {

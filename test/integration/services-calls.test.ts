@@ -634,6 +634,35 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     assert.equal(service.stats().inFlight, 0);
   });
 
+  test('cancelling a queued call frees its queue slot at once', async (t) => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let runs = 0;
+    const { client, service } = await setup(
+      t,
+      async () => {
+        runs++;
+        await released;
+        return 'ok';
+      },
+      { concurrency: 1, maxQueued: 1 },
+    );
+    const first = client.call('u', {}, {});
+    const controller = new AbortController();
+    const second = client.call('u', {}, {}, { signal: controller.signal });
+    while (service.stats().queued === 0) await new Promise((r) => setImmediate(r));
+    controller.abort();
+    await assert.rejects(second, (e: unknown) => e instanceof ToolError && e.code === 'cancelled');
+    while (service.stats().queued !== 0) await new Promise((r) => setImmediate(r));
+    assert.equal(service.stats().cancelled, 1);
+    // The slot is free: a third call is queued, not refused with too-many-requests.
+    const third = client.call('u', {}, {});
+    release();
+    assert.equal(await first, 'ok');
+    assert.equal(await third, 'ok');
+    assert.equal(runs, 2);
+  });
+
   test('bad options fail with invalid-config', () => {
     const bus = new MemoryBus();
     assert.throws(
