@@ -1,12 +1,18 @@
 #!/usr/bin/env node
 // Runs the CLI: from the TypeScript sources through tsx in a checkout (so edits apply at once), or from
-// the built dist/ in an installed package.
+// the built dist/ in an installed package. Signals are passed on, so a process manager's SIGTERM stops
+// the CLI (and frees its port) rather than only this wrapper.
 import { existsSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const source = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const built = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-const args = existsSync(source) ? ['--import', 'tsx', source] : [built];
-const result = spawnSync(process.execPath, [...args, ...process.argv.slice(2)], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+// tsx is resolved from this package, not from the caller's working directory.
+const args = existsSync(source) ? ['--import', import.meta.resolve('tsx'), source] : [built];
+const child = spawn(process.execPath, [...args, ...process.argv.slice(2)], { stdio: 'inherit' });
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  // Ctrl-C reaches the child through the terminal's process group too; forwarding is harmless then.
+  process.on(signal, () => child.kill(signal));
+}
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { interrupt, runCli, startCli } from '../support/cli.js';
+import { spawn } from 'node:child_process';
+import { ROOT, interrupt, runCli, startCli } from '../support/cli.js';
 
 /** Starts `toolbus up` on a free port and resolves with its URL once the banner is printed. */
 async function startUp(env: NodeJS.ProcessEnv) {
@@ -122,4 +123,37 @@ test('the CLI answers --help for every command and refuses unknown commands with
   const unreachable = await runCli(['tools', '--url', 'http://127.0.0.1:9'], env);
   assert.equal(unreachable.code, 1);
   assert.match(unreachable.stderr, /cannot reach toolbus at http:\/\/127\.0\.0\.1:9.*toolbus up/);
+});
+
+test('bin/toolbus.js works from any folder and passes SIGTERM on, so the server stops and frees its port', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-bin-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  const bin = join(ROOT, 'bin/toolbus.js');
+  const child = spawn(process.execPath, [bin, 'up', '--port', '0', '--no-examples'], {
+    cwd: home,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: home },
+  });
+  t.after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready:\n${out}`)), 60_000);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Press Ctrl-C to stop.')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`exited early with ${code}:\n${out}`)));
+  });
+  const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
+  assert.ok(url, out);
+  child.kill('SIGTERM');
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(code, 0, out);
+  assert.match(out, /toolbus: stopped/);
+  await assert.rejects(fetch(`${url}/api/v1/health`), 'the port is free once the wrapper exits');
 });
