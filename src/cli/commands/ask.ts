@@ -77,7 +77,7 @@ async function askOverBus(
   const spinner = startSpinner(io);
   try {
     const answer = await client.ask(question, {
-      ...(user ? { user } : {}),
+      user: user ?? 'anonymous',
       signal: io.signal,
       onEvent: (event) => {
         if (!stream || event.type === 'answer') return;
