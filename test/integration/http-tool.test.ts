@@ -619,4 +619,22 @@ describe('the http config tool type', () => {
     );
     assert.equal(strict({ host: 'api.example.com' }, { key: 'ok' }).name, 'ok');
   });
+
+  test("an item's narrower allowed_hosts also holds for redirects", async () => {
+    const deployment = httpToolType({ allowedHosts: ['127.0.0.1', 'localhost'] });
+    const tool = deployment(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        path: '/redirect',
+        method: 'GET',
+        allowed_hosts: ['127.0.0.1'],
+        json_schema: { type: 'object', properties: { to: { type: 'string' } } },
+      },
+      { key: 'narrowed' },
+    );
+    const target = `http://localhost:${server.port}/stolen-by-redirect`;
+    await rejectsWith(tool.runJson({ to: target }), 'tool-error', "redirected to host 'localhost'");
+    assert.ok(!server.seen.some((s) => s.rawUrl.startsWith('/stolen-by-redirect')));
+  });
 });

@@ -197,6 +197,8 @@ export function httpToolOptionsFromConfig(
   if (options.allowedHosts !== undefined) {
     out.allowedHosts = [...options.allowedHosts];
     if (configHosts !== undefined) {
+      // Both lists hold for every hop, redirects included: keep only what each of them allows.
+      out.allowedHosts = intersectHosts(configHosts, options.allowedHosts);
       // The config may narrow the deployment's list: its own host must pass both lists.
       const hostname = configuredHostname(out);
       if (hostname !== undefined && !isHostAllowed(hostname, configHosts)) {
@@ -233,6 +235,22 @@ function describe(value: JsonValue | undefined): string {
   if (value === undefined) return 'nothing';
   const text = JSON.stringify(value);
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+/** True when every host `entry` matches is also matched by `list` (exact names and `*.domain` rules). */
+function coveredBy(entry: string, list: readonly string[]): boolean {
+  if (!entry.startsWith('*.')) return isHostAllowed(entry, list);
+  const domain = entry.slice(2).toLowerCase();
+  return list.some((rule) => {
+    if (!rule.startsWith('*.')) return false;
+    const outer = rule.slice(2).toLowerCase();
+    return domain === outer || domain.endsWith(`.${outer}`);
+  });
+}
+
+/** The rules of `a` covered by `b` plus those of `b` covered by `a`: what both lists allow. */
+function intersectHosts(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a.filter((h) => coveredBy(h, b)), ...b.filter((h) => coveredBy(h, a))])];
 }
 
 function configuredHostname(options: HttpToolOptions): string | undefined {
