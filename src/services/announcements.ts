@@ -144,7 +144,8 @@ export async function startAnnouncer(bus: MessageBus, options: AnnouncerOptions)
     if (decoded?.kind === 'announce-request') return announce().catch(onError);
     return undefined;
   });
-  const timer = setInterval(() => void announce().catch(onError), heartbeatMs);
+  // Node runs a longer interval every millisecond instead; a heartbeat that rare is as good as none.
+  const timer = setInterval(() => void announce().catch(onError), Math.min(heartbeatMs, 2 ** 31 - 1));
   // The service's own subscriptions keep the process alive; the heartbeat alone should not.
   timer.unref?.();
   try {
