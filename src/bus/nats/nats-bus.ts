@@ -569,8 +569,9 @@ function toStatus(status: Status): NatsBusStatus {
 }
 
 /**
- * Opens a NATS connection with toolbus's defaults (used by `NatsBus.connect` and
- * `NatsKvConfigStore.connect`). Rejects with `unavailable`, `cancelled` or `invalid-config`.
+ * Opens a NATS connection with toolbus's defaults for `NatsBus.connect` (`NatsKvConfigStore.connect`
+ * keeps its own, since one leaf does not import another). Rejects with `unavailable`, `cancelled` or
+ * `invalid-config`.
  */
 export async function connectNats(options: NatsBusConnectOptions): Promise<NatsConnection> {
   const { signal } = options;
