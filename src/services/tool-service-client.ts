@@ -470,16 +470,22 @@ export class ToolServiceClient {
   #send(pending: Pending, body: string, properties: BusProperties): void {
     if (this.#pending.get(pending.id) !== pending) return;
     this.#stats.sent++;
-    const onUnavailable = this.#unavailableHandler(pending);
+    const onUnavailable = this.#unavailableHandler(pending.id);
     this.#bus.publish(this.#requestQueue, body, properties, { onUnavailable }).catch(onUnavailable);
   }
 
   /**
    * The per-call `onUnavailable` callback, returned from a function so that it is anonymous: esbuild's
    * `keepNames` (tsx, bundles) would otherwise wrap every named closure in a costly `__name` call.
+   * It holds the call's id, not the call: the bus keeps it until its next no-responders flush (tens of
+   * milliseconds), and a held `Pending` (with its promise, settlers and response text) would outlive
+   * young-generation collections and be copied and promoted by each of them.
    */
-  #unavailableHandler(pending: Pending): (error: unknown) => void {
-    return (error) => this.#unavailable(pending, error);
+  #unavailableHandler(id: string): (error: unknown) => void {
+    return (error) => {
+      const pending = this.#pending.get(id);
+      if (pending !== undefined) this.#unavailable(pending, error);
+    };
   }
 
   #onTimeout(pending: Pending, timeoutMs: number): void {

@@ -125,8 +125,9 @@ interface Outgoing {
   subject: string;
   body: Uint8Array;
   options: { headers?: MsgHdrs; reply?: string } | undefined;
-  token?: string;
-  watch?: UnavailableWatch;
+  /** The no-responders token (the sequence number in the reply subject), with `watch`. */
+  token: number;
+  watch: UnavailableWatch | undefined;
 }
 
 interface UnavailableWatch {
@@ -209,8 +210,8 @@ export class NatsBus implements MessageBus {
   #inbox: string | undefined;
   #inboxSubscription: Subscription | undefined;
   #sequence = 0;
-  #watching = new Map<string, UnavailableWatch>();
-  #settling: Map<string, UnavailableWatch> | undefined;
+  #watching = new Map<number, UnavailableWatch>();
+  #settling: Map<number, UnavailableWatch> | undefined;
   #settleTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
@@ -271,18 +272,29 @@ export class NatsBus implements MessageBus {
       const onUnavailable = options?.onUnavailable;
       // The client only calls encode() on the headers it publishes (see headers.ts).
       const headers = hdrs as MsgHdrs | undefined;
-      const outgoing: Outgoing = {
-        topic,
-        subject,
-        body: typeof body === 'string' ? encodeText(body) : body,
-        options: headers ? { headers } : undefined,
-      };
-      if (onUnavailable !== undefined) {
-        const token = (this.#sequence++).toString(36);
+      const encoded = typeof body === 'string' ? encodeText(body) : body;
+      let outgoing: Outgoing;
+      if (onUnavailable === undefined) {
+        outgoing = {
+          topic,
+          subject,
+          body: encoded,
+          options: headers ? { headers } : undefined,
+          token: 0,
+          watch: undefined,
+        };
+      } else {
+        // Watches are keyed by number: a string key would be one more object kept until the next flush.
+        const token = this.#sequence++;
         const inbox = this.#inbox ?? this.#openInbox();
-        outgoing.options = { headers, reply: `${inbox}.${token}` };
-        outgoing.token = token;
-        outgoing.watch = { topic, subject, onUnavailable };
+        outgoing = {
+          topic,
+          subject,
+          body: encoded,
+          options: { headers, reply: `${inbox}.${token.toString(36)}` },
+          token,
+          watch: { topic, subject, onUnavailable },
+        };
       }
       if (!this.#sendScheduled) {
         // The first publish of a turn goes out at once (no added latency for a lone call); the rest of
@@ -318,7 +330,7 @@ export class NatsBus implements MessageBus {
     try {
       this.connection.publish(out.subject, out.body, out.options);
       // Registered after the publish: a 503 can only arrive in a later turn of the event loop.
-      if (out.watch !== undefined) this.#watching.set(out.token as string, out.watch);
+      if (out.watch !== undefined) this.#watching.set(out.token, out.watch);
     } catch (error) {
       this.#failOutgoing(out, toBusError(error, `cannot publish to topic '${out.topic}'`));
     }
@@ -501,7 +513,10 @@ export class NatsBus implements MessageBus {
   }
 
   #onNoResponders(msg: Msg): void {
-    const token = msg.subject.slice((this.#inbox?.length ?? 0) + 1);
+    const suffix = msg.subject.slice((this.#inbox?.length ?? 0) + 1);
+    const token = parseInt(suffix, 36);
+    // Only a token this bus wrote (parseInt would also read a prefix of anything else).
+    if (!(token >= 0) || token.toString(36) !== suffix) return;
     const watch = this.#watching.get(token) ?? this.#settling?.get(token);
     if (watch === undefined) return;
     this.#watching.delete(token);
