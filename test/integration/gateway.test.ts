@@ -267,4 +267,50 @@ describe('HTTP gateway', () => {
     assert.match(outcome.content, /shutting down/);
     await hastyClosing;
   });
+
+  test('a client that disconnects cancels its tool call; a slow tool hits the gateway timeout as a typed result', async (t) => {
+    let aborted: unknown;
+    let started: (() => void) | undefined;
+    const begun = new Promise<void>((r) => (started = r));
+    const hang = new FunctionTool(
+      (_args: Record<string, never>, { signal }) =>
+        new Promise<string>((_resolve, reject) => {
+          started?.();
+          signal.addEventListener(
+            'abort',
+            () => {
+              aborted = signal.reason;
+              reject(signal.reason);
+            },
+            { once: true },
+          );
+        }),
+      { name: 'hang', description: 'Never finishes', parameters: z.object({}) },
+    );
+    const gateway = createGateway({ tools: new LiveToolSet([hang]), toolTimeoutMs: 100 });
+    const url = await gateway.listen({ port: 0 });
+    t.after(() => gateway.close({ graceMs: 10 }));
+
+    const client = new AbortController();
+    const pending = fetch(`${url}/api/v1/tools/hang/invoke`, {
+      method: 'POST',
+      body: '{}',
+      signal: client.signal,
+    });
+    await begun;
+    client.abort();
+    await assert.rejects(pending);
+    for (let i = 0; i < 200 && aborted === undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal((aborted as { code?: string } | undefined)?.code, 'cancelled');
+
+    const timedOut = (await (
+      await fetch(`${url}/api/v1/tools/hang/invoke`, { method: 'POST', body: '{}' })
+    ).json()) as {
+      isError: boolean;
+      code: string;
+      content: string;
+    };
+    assert.deepEqual([timedOut.isError, timedOut.code], [true, 'timeout']);
+    assert.match(timedOut.content, /100 ms/);
+  });
 });
