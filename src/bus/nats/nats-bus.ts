@@ -14,11 +14,10 @@
  *
  * The bus holds no tool logic and no request/response correlation (that lives once, in `services/`):
  * subscribe is one NATS subscription, and publish creates no subscription, timer or promise. Costs per
- * message are kept low: the first publish of an event-loop turn goes out at once and the rest of the turn
- * is handed to the client together (one socket write for a burst of replies); bodies and header blocks
- * are encoded once with pooled buffers; received header blocks are parsed straight from the bytes.
- * A publish that resolved but could not be handed over (the connection closed in between) is reported
- * through `onUnavailable`, or `hooks.onPublishError`, never dropped silently.
+ * message are kept low: each publish goes straight to the client, which writes everything published in
+ * one pass of the microtask queue with one socket write (a burst of replies shares one syscall); bodies
+ * and header blocks are encoded once with pooled buffers; received header blocks are parsed straight from
+ * the bytes. A publish the client refuses (the connection closed) rejects; nothing is dropped silently.
  *
  * Reconnect: the client reconnects by itself (forever by default) and re-creates every subscription;
  * messages published while disconnected are buffered and sent on reconnect. Calls in flight during a
@@ -69,11 +68,6 @@ export type NatsBusHook<T> = ((context: T) => void) | ReadonlyArray<(context: T)
 export interface NatsBusHooks extends BusHooks {
   /** Connection status changes: disconnect, reconnect, server errors. @default none */
   onStatus?: NatsBusHook<NatsBusStatus>;
-  /**
-   * A publish that had resolved could not be handed to the connection (it closed meanwhile). Publishes
-   * with `onUnavailable` report through that callback instead. @default none
-   */
-  onPublishError?: NatsBusHook<{ topic: string; error: ToolbusError }>;
   /** The bus closed: `error` is set when the connection closed because of one. @default none */
   onClosed?: NatsBusHook<{ error?: Error }>;
 }
@@ -117,17 +111,6 @@ export interface NatsBusConnectOptions extends Omit<NatsBusOptions, 'ownsConnect
   connection?: NodeConnectionOptions;
   /** Aborts the connection attempt. @default none */
   signal?: AbortSignal;
-}
-
-/** A publish waiting for the next turn of the event loop. */
-interface Outgoing {
-  topic: string;
-  subject: string;
-  body: Uint8Array;
-  options: { headers?: MsgHdrs; reply?: string } | undefined;
-  /** The no-responders token (the sequence number in the reply subject), with `watch`. */
-  token: number;
-  watch: UnavailableWatch | undefined;
 }
 
 interface UnavailableWatch {
@@ -203,8 +186,6 @@ export class NatsBus implements MessageBus {
   readonly #subscriptions = new Set<Subscription>();
   #closing: Promise<void> | undefined;
   #resolveClosed!: (value: void | Error) => void;
-  #outbox: Outgoing[] = [];
-  #sendScheduled = false;
 
   // No-responders tracking: publishes since the last flush started, and the batch being flushed.
   #inbox: string | undefined;
@@ -273,75 +254,20 @@ export class NatsBus implements MessageBus {
       // The client only calls encode() on the headers it publishes (see headers.ts).
       const headers = hdrs as MsgHdrs | undefined;
       const encoded = typeof body === 'string' ? encodeText(body) : body;
-      let outgoing: Outgoing;
       if (onUnavailable === undefined) {
-        outgoing = {
-          topic,
-          subject,
-          body: encoded,
-          options: headers ? { headers } : undefined,
-          token: 0,
-          watch: undefined,
-        };
-      } else {
-        // Watches are keyed by number: a string key would be one more object kept until the next flush.
-        const token = this.#sequence++;
-        const inbox = this.#inbox ?? this.#openInbox();
-        outgoing = {
-          topic,
-          subject,
-          body: encoded,
-          options: { headers, reply: `${inbox}.${token.toString(36)}` },
-          token,
-          watch: { topic, subject, onUnavailable },
-        };
+        this.connection.publish(subject, encoded, headers ? { headers } : undefined);
+        return RESOLVED;
       }
-      if (!this.#sendScheduled) {
-        // The first publish of a turn goes out at once (no added latency for a lone call); the rest of
-        // the turn is handed over together when the turn ends, so the socket sees one write for them.
-        this.#sendScheduled = true;
-        setImmediate(this.#sendOutbox);
-        this.#send(outgoing);
-        this.#scheduleSettle();
-      } else {
-        this.#outbox.push(outgoing);
-      }
+      // Watches are keyed by number: a string key would be one more object kept until the next flush.
+      const token = this.#sequence++;
+      const inbox = this.#inbox ?? this.#openInbox();
+      this.connection.publish(subject, encoded, { headers, reply: `${inbox}.${token.toString(36)}` });
+      // Registered after the publish: a 503 can only arrive in a later turn of the event loop.
+      this.#watching.set(token, { topic, subject, onUnavailable });
+      this.#scheduleSettle();
       return RESOLVED;
     } catch (error) {
       return Promise.reject(toBusError(error, `cannot publish to topic '${topic}'`));
-    }
-  }
-
-  /**
-   * Hands every queued publish to the client in one go, so the client writes them to the socket in one
-   * write: the calls made in one turn of the event loop (e.g. every reply to one batch of responses)
-   * share one syscall instead of one each.
-   */
-  readonly #sendOutbox = (): void => {
-    this.#sendScheduled = false;
-    const outbox = this.#outbox;
-    if (outbox.length === 0) return;
-    this.#outbox = [];
-    for (const out of outbox) this.#send(out);
-    this.#scheduleSettle();
-  };
-
-  #send(out: Outgoing): void {
-    try {
-      this.connection.publish(out.subject, out.body, out.options);
-      // Registered after the publish: a 503 can only arrive in a later turn of the event loop.
-      if (out.watch !== undefined) this.#watching.set(out.token, out.watch);
-    } catch (error) {
-      this.#failOutgoing(out, toBusError(error, `cannot publish to topic '${out.topic}'`));
-    }
-  }
-
-  #failOutgoing(out: Outgoing, error: ToolbusError): void {
-    try {
-      if (out.watch !== undefined) out.watch.onUnavailable(error);
-      else runHooks(this.#hooks.onPublishError, { topic: out.topic, error });
-    } catch {
-      // A caller's callback must not break the bus.
     }
   }
 
@@ -451,8 +377,6 @@ export class NatsBus implements MessageBus {
   }
 
   async #close(): Promise<void> {
-    this.#sendOutbox();
-    this.#dropWatches();
     if (this.#ownsConnection) {
       if (!this.connection.isClosed()) {
         try {
@@ -473,15 +397,7 @@ export class NatsBus implements MessageBus {
 
   #onConnectionClosed(error: Error | undefined): void {
     this.#closing ??= RESOLVED;
-    const unsent = this.#outbox;
-    this.#outbox = [];
-    for (const out of unsent) {
-      this.#failOutgoing(
-        out,
-        new ToolbusError('closed', `cannot publish to topic '${out.topic}': the bus closed`),
-      );
-    }
-    this.#dropWatches();
+    this.#failWatches();
     const resolve = this.#resolveClosed;
     if (!resolve) return;
     this.#resolveClosed = undefined as never;
@@ -562,7 +478,30 @@ export class NatsBus implements MessageBus {
     this.connection.flush().then(done, done);
   }
 
-  /** Unknowable after a disconnect or close: drop every watch (callers' timeouts still apply). */
+  /**
+   * The connection closed: a watched publish not yet confirmed by a flush may never have left (the client
+   * accepts publishes while it is closing and drops them), and no reply can come any more. Its caller
+   * hears `closed` now rather than a timeout later.
+   */
+  #failWatches(): void {
+    const unsettled = [...this.#watching.values(), ...(this.#settling?.values() ?? [])];
+    this.#dropWatches();
+    for (const watch of unsettled) {
+      try {
+        watch.onUnavailable(
+          new ToolbusError(
+            'closed',
+            `cannot publish to topic '${watch.topic}': the NATS connection closed before the message was ` +
+              `confirmed sent`,
+          ),
+        );
+      } catch {
+        // A caller's callback must not break the bus.
+      }
+    }
+  }
+
+  /** Unknowable after a disconnect: drop every watch (callers' timeouts still apply). */
   #dropWatches(): void {
     if (this.#settleTimer !== undefined) clearTimeout(this.#settleTimer);
     this.#settleTimer = undefined;
