@@ -240,10 +240,14 @@ export default async function (): Promise<BenchTable[]> {
     const vsBest = tool.opsPerSec / best;
     const vsRequest = tool.opsPerSec / request.opsPerSec;
     const p50 = tool.p50Us / ownRow.p50Us;
+    // With one call in flight every pattern waits on the same round trip: nc.request()'s per-call CPU (the
+    // cost the ≥ 2× target is about) is hidden in it, so the best raw pattern itself is the ceiling there.
+    const ceiling = ownRow.opsPerSec / request.opsPerSec;
     notes.push(
       `${concurrency} in flight: throughput ${vsBest.toFixed(2)}× the best raw pattern (target ≥ 0.9: ${vsBest >= 0.9 ? 'met' : 'NOT met'}), ` +
         `${vsRequest.toFixed(2)}× nc.request() (target ≥ 2: ${vsRequest >= 2 ? 'met' : 'NOT met'}), ` +
-        `p50 ${p50.toFixed(2)}× the own-reply pattern (target ≤ 1.2: ${p50 <= 1.2 ? 'met' : 'NOT met'}).`,
+        `p50 ${p50.toFixed(2)}× the own-reply pattern (target ≤ 1.2: ${p50 <= 1.2 ? 'met' : 'NOT met'}); ` +
+        `the raw own-reply pattern itself is ${ceiling.toFixed(2)}× nc.request().`,
     );
   }
   return [
