@@ -4,6 +4,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Kvm } from '@nats-io/kv';
 import { NatsBus, NatsKvConfigStore } from '../../src/bus/nats/index.js';
 import { runConfigStoreConformance, takeChanges } from '../support/config-store-conformance.js';
@@ -86,6 +87,39 @@ describe('NatsKvConfigStore across connections', () => {
       code: 'unavailable',
       message: /JetStream/,
     });
+  });
+
+  test('connecting to a silent server: an abort ends the attempt with cancelled, no server is unavailable', async (t) => {
+    // Accepts TCP and never sends NATS's INFO: the client waits for its connect timeout.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.after(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    });
+    const { port } = silent.address() as AddressInfo;
+    const started = performance.now();
+    await assert.rejects(
+      NatsKvConfigStore.connect({
+        servers: `nats://127.0.0.1:${port}`,
+        connectTimeoutMs: 20_000,
+        signal: AbortSignal.timeout(200),
+      }),
+      { name: 'ToolbusError', code: 'cancelled', message: /connecting to NATS at .* was cancelled/ },
+    );
+    assert.ok(performance.now() - started < 5_000, 'the abort ends the attempt, not the connect timeout');
+    await assert.rejects(
+      NatsKvConfigStore.connect({ servers: 'nats://127.0.0.1:1', connectTimeoutMs: 2_000, reconnect: false }),
+      {
+        name: 'ToolbusError',
+        code: 'unavailable',
+        message: /cannot connect to NATS.*expected a running nats-server/,
+      },
+    );
   });
 
   test('config survives a nats-server restart and a watch resumes after the reconnect', async (t) => {

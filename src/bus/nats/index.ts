@@ -3,12 +3,9 @@
  * `NatsKvConfigStore` (the `ConfigStore` on JetStream key-value). Imports `@nats-io/*`; the root
  * `toolbus` entry never loads this module.
  */
-export {
-  NatsBus,
-  connectNats,
-  DEFAULT_NATS_RECONNECT_WAIT_MS,
-  DEFAULT_NATS_CONNECT_TIMEOUT_MS,
-} from './nats-bus.js';
+export { NatsBus } from './nats-bus.js';
+export { connectNats, DEFAULT_NATS_RECONNECT_WAIT_MS, DEFAULT_NATS_CONNECT_TIMEOUT_MS } from './connect.js';
+export type { NatsConnectOptions } from './connect.js';
 export type {
   NatsBusOptions,
   NatsBusConnectOptions,

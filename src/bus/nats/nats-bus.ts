@@ -25,12 +25,10 @@
  * Status changes reach `hooks.onStatus`.
  */
 import {
-  connect,
   createInbox,
   type Msg,
   type MsgHdrs,
   type NatsConnection,
-  type NodeConnectionOptions,
   type Status,
   type Subscription,
 } from '@nats-io/transport-node';
@@ -46,6 +44,7 @@ import type {
   SubscribeOptions,
 } from '../index.js';
 import { checkSubjectPrefix, topicToSubject } from './subjects.js';
+import { connectNats, type NatsConnectOptions } from './connect.js';
 import { decodeProperties, encodeProperties, encodeText, type EncodedHeaders } from './headers.js';
 
 /** A connection status change, as reported to {@link NatsBusHooks.onStatus}. */
@@ -88,30 +87,8 @@ export interface NatsBusOptions {
   ownsConnection?: boolean;
 }
 
-/** Default delay between reconnect attempts (plus jitter). */
-export const DEFAULT_NATS_RECONNECT_WAIT_MS = 1_000;
-/** Default time to wait for the first connection. */
-export const DEFAULT_NATS_CONNECT_TIMEOUT_MS = 5_000;
-
-/** Options of {@link NatsBus.connect}. */
-export interface NatsBusConnectOptions extends Omit<NatsBusOptions, 'ownsConnection'> {
-  /** One or more server URLs, e.g. `nats://127.0.0.1:4222`. */
-  servers: string | string[];
-  /** The client name shown by the server's monitoring. @default 'toolbus' */
-  name?: string;
-  /** Reconnect after losing the connection. @default true */
-  reconnect?: boolean;
-  /** Reconnect attempts per server; -1 is unlimited. @default -1 */
-  maxReconnectAttempts?: number;
-  /** Delay between reconnect attempts to one server. @default DEFAULT_NATS_RECONNECT_WAIT_MS (1000) */
-  reconnectWaitMs?: number;
-  /** Time allowed for the first connection. @default DEFAULT_NATS_CONNECT_TIMEOUT_MS (5000) */
-  connectTimeoutMs?: number;
-  /** Further `@nats-io/transport-node` connection options (auth, TLS...), applied first. @default {} */
-  connection?: NodeConnectionOptions;
-  /** Aborts the connection attempt. @default none */
-  signal?: AbortSignal;
-}
+/** Options of {@link NatsBus.connect}: the connection's ({@link NatsConnectOptions}) and the bus's. */
+export interface NatsBusConnectOptions extends Omit<NatsBusOptions, 'ownsConnection'>, NatsConnectOptions {}
 
 interface UnavailableWatch {
   topic: string;
@@ -520,57 +497,4 @@ function toStatus(status: Status): NatsBusStatus {
   if ('server' in status && typeof status.server === 'string') out.server = status.server;
   if (status.type === 'error') out.error = status.error;
   return out;
-}
-
-/**
- * Opens a NATS connection with toolbus's defaults for `NatsBus.connect` (`NatsKvConfigStore.connect`
- * keeps its own, since one leaf does not import another). Rejects with `unavailable`, `cancelled` or
- * `invalid-config`.
- */
-export async function connectNats(options: NatsBusConnectOptions): Promise<NatsConnection> {
-  const { signal } = options;
-  if (signal?.aborted) throw abortError(signal, options.servers);
-  const servers = options.servers;
-  if ((Array.isArray(servers) && servers.length === 0) || servers === '') {
-    throw new ToolbusError('invalid-config', `NATS servers must be given, e.g. 'nats://127.0.0.1:4222'`);
-  }
-  const pending = connect({
-    ...options.connection,
-    servers,
-    name: options.name ?? 'toolbus',
-    reconnect: options.reconnect ?? true,
-    maxReconnectAttempts: options.maxReconnectAttempts ?? -1,
-    reconnectTimeWait: options.reconnectWaitMs ?? DEFAULT_NATS_RECONNECT_WAIT_MS,
-    timeout: options.connectTimeoutMs ?? DEFAULT_NATS_CONNECT_TIMEOUT_MS,
-  });
-  let onAbort: (() => void) | undefined;
-  try {
-    if (!signal) return await pending;
-    return await Promise.race([
-      pending,
-      new Promise<never>((_, reject) => {
-        onAbort = () => reject(abortError(signal, servers));
-        signal.addEventListener('abort', onAbort, { once: true });
-      }),
-    ]);
-  } catch (error) {
-    // A connection that opens after an abort is closed at once.
-    void pending.then((nc) => nc.close()).catch(() => undefined);
-    if (isToolbusError(error)) throw error;
-    const err = error as Error;
-    throw new ToolbusError(
-      'unavailable',
-      `cannot connect to NATS at ${JSON.stringify(servers)}: ${err.message}; expected a running nats-server`,
-      { cause: err },
-    );
-  } finally {
-    if (onAbort) signal?.removeEventListener('abort', onAbort);
-  }
-}
-
-function abortError(signal: AbortSignal, servers: string | string[]): ToolbusError {
-  if (isToolbusError(signal.reason)) return signal.reason as ToolbusError;
-  return new ToolbusError('cancelled', `connecting to NATS at ${JSON.stringify(servers)} was cancelled`, {
-    cause: signal.reason,
-  });
 }

@@ -12,12 +12,7 @@
  * - `watch` is a JetStream ordered consumer on the bucket: it sees writes of every process, and the NATS
  *   client re-creates it after a reconnect, resuming where it stopped.
  */
-import {
-  connect,
-  type NatsConnection,
-  type NodeConnectionOptions,
-  type QueuedIterator,
-} from '@nats-io/transport-node';
+import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import { Kvm, KvWatchInclude, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { JsonValue } from '../../schema/index.js';
 import { ToolbusError, isToolbusError } from '../../tools/index.js';
@@ -34,6 +29,8 @@ import {
   type ConfigWriteOptions,
 } from '../index.js';
 import { fromKvKey, toKvKey, encodeKeyPart } from './key-codec.js';
+// The same client family (toolbus/nats): one way to connect, one set of connection errors.
+import { connectNats, type NatsConnectOptions } from '../../bus/nats/connect.js';
 
 /** The default bucket name. */
 export const DEFAULT_CONFIG_BUCKET = 'toolbus-config';
@@ -48,21 +45,12 @@ export interface NatsKvConfigStoreOptions {
   ownsConnection?: boolean;
 }
 
-/** Options of {@link NatsKvConfigStore.connect}. */
-export interface NatsKvConfigStoreConnectOptions extends Omit<NatsKvConfigStoreOptions, 'ownsConnection'> {
-  /** One or more server URLs, e.g. `nats://127.0.0.1:4222`. */
-  servers: string | string[];
-  /** The client name shown by the server's monitoring. @default 'toolbus-config' */
-  name?: string;
-  /** Delay between reconnect attempts (the client reconnects forever). @default 1000 */
-  reconnectWaitMs?: number;
-  /** Time allowed for the first connection. @default 5000 */
-  connectTimeoutMs?: number;
-  /** Further `@nats-io/transport-node` connection options (auth, TLS...), applied first. @default {} */
-  connection?: NodeConnectionOptions;
-  /** Aborts the connection attempt. @default none */
-  signal?: AbortSignal;
-}
+/**
+ * Options of {@link NatsKvConfigStore.connect}: the connection's ({@link NatsConnectOptions}; the client
+ * name defaults to `toolbus-config` here) and the store's.
+ */
+export interface NatsKvConfigStoreConnectOptions
+  extends Omit<NatsKvConfigStoreOptions, 'ownsConnection'>, NatsConnectOptions {}
 
 const BUCKET = /^[A-Za-z0-9_-]+$/;
 const WRONG_LAST_SEQUENCE = 10071;
@@ -131,24 +119,7 @@ export class NatsKvConfigStore implements ConfigStore {
           });
     if (signal?.aborted) throw cancelled();
     checkBucket(options.bucket ?? DEFAULT_CONFIG_BUCKET);
-    let connection: NatsConnection;
-    try {
-      connection = await connect({
-        ...options.connection,
-        servers: options.servers,
-        name: options.name ?? 'toolbus-config',
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: options.reconnectWaitMs ?? 1_000,
-        timeout: options.connectTimeoutMs ?? 5_000,
-      });
-    } catch (error) {
-      throw new ToolbusError(
-        'unavailable',
-        `cannot connect to NATS at ${JSON.stringify(options.servers)}: ${(error as Error).message}; ` +
-          'expected a running nats-server',
-        { cause: error },
-      );
-    }
+    const connection = await connectNats({ ...options, name: options.name ?? 'toolbus-config' });
     const store = new NatsKvConfigStore(connection, {
       bucket: options.bucket,
       maxWatchBuffer: options.maxWatchBuffer,
