@@ -71,6 +71,28 @@ describe('self-announcing services', () => {
     assert.deepEqual(f.names(), ['tell-joke']);
   });
 
+  test('an announcer answers an announce-request with or without the kind property, and only that kind', async (t) => {
+    const f = await setup(t);
+    await f.startService({ ttlMs: 600_000, heartbeatMs: 300_000 });
+    await flush();
+    const seen: string[] = [];
+    await f.bus.subscribe(TOOL_DESCRIPTORS_TOPIC, (m) => void seen.push(decodeAnnouncement(m.body).kind));
+    const request = JSON.stringify({ kind: 'announce-request' });
+    // A peer that sets no properties: the body decides.
+    await f.bus.publish(TOOL_DESCRIPTORS_TOPIC, request);
+    await flush();
+    assert.deepEqual(seen, ['announce-request', 'announce']);
+    // Another instance's heartbeat or goodbye is not answered.
+    await f.bus.publish(TOOL_DESCRIPTORS_TOPIC, JSON.stringify({ kind: 'goodbye', instance: 'x' }), {
+      kind: 'goodbye',
+    });
+    await flush();
+    assert.deepEqual(seen, ['announce-request', 'announce', 'goodbye']);
+    await f.bus.publish(TOOL_DESCRIPTORS_TOPIC, request, { kind: 'announce-request' });
+    await flush();
+    assert.deepEqual(seen, ['announce-request', 'announce', 'goodbye', 'announce-request', 'announce']);
+  });
+
   test('goodbye: stopping the service withdraws its tools', async (t) => {
     const f = await setup(t);
     await f.registry.start();

@@ -140,6 +140,10 @@ export async function startAnnouncer(bus: MessageBus, options: AnnouncerOptions)
     stopped ? Promise.resolve() : bus.publish(TOOL_DESCRIPTORS_TOPIC, body, { kind: 'announce' });
 
   const subscription: BusSubscription = await bus.subscribe(TOOL_DESCRIPTORS_TOPIC, (message) => {
+    // Every replica's heartbeat reaches every announcer: the `kind` property, when a sender sets it,
+    // spares parsing the body of all but the rare announce-request.
+    const kind = message.properties['kind'];
+    if (kind !== undefined && kind !== 'announce-request') return undefined;
     const decoded = safeDecode(message.body);
     if (decoded?.kind === 'announce-request') return announce().catch(onError);
     return undefined;
