@@ -274,14 +274,26 @@ test('bad params and unreachable servers reject with typed errors', { timeout: 3
 });
 
 test(
-  'a stdio child is killed when the parent process exits without closing',
-  { timeout: 30_000 },
+  'stdio children are killed when the parent process exits without closing; twelve sessions share one exit listener',
+  { timeout: 60_000 },
   async () => {
+    // Twelve sessions: one exit listener each would trip Node's MaxListeners warning (limit ten).
     const script = `
     const { mcpServerTools } = await import(${JSON.stringify(join(ROOT, 'src/adapters/mcp/index.ts'))});
     const { stdioFixtureParams } = await import(${JSON.stringify(join(ROOT, 'test/fixtures/mcp-spawn.ts'))});
-    const mcp = await mcpServerTools({ ...stdioFixtureParams(), protocol: 'legacy' });
-    process.stdout.write(String(mcp.session.childPid) + '\\n');
+    const warnings = [];
+    process.on('warning', (w) => warnings.push(w.name));
+    const before = process.listenerCount('exit');
+    const all = await Promise.all(
+      Array.from({ length: 12 }, () => mcpServerTools({ ...stdioFixtureParams(), protocol: 'legacy', connectTimeoutMs: 30000 })),
+    );
+    await all[0].close();
+    await new Promise((r) => setImmediate(r));
+    process.stdout.write(JSON.stringify({
+      pids: all.slice(1).map((m) => m.session.childPid),
+      added: process.listenerCount('exit') - before,
+      warnings,
+    }) + '\\n');
     process.exit(0);
   `;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
@@ -291,9 +303,14 @@ test(
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     await new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const pid = Number(out.trim());
-    assert.ok(pid > 0, `no child pid printed: '${out}'`);
-    assert.ok(await waitFor(() => !isAlive(pid), 10_000), `MCP child ${pid} outlived its parent`);
+    const report = JSON.parse(out.trim() || '{}') as { pids?: number[]; added?: number; warnings?: string[] };
+    assert.equal(report.pids?.length, 11, `no child pids printed: '${out}'`);
+    assert.equal(report.added, 1, 'one exit listener for every session');
+    assert.deepEqual(report.warnings, []);
+    for (const pid of report.pids ?? []) {
+      assert.ok(pid > 0, `a session without a child pid: '${out}'`);
+      assert.ok(await waitFor(() => !isAlive(pid), 10_000), `MCP child ${pid} outlived its parent`);
+    }
   },
 );
 

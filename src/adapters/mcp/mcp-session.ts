@@ -109,7 +109,6 @@ export class McpSession {
   #closed = false;
   #resolveClosed!: (reason: void | Error) => void;
   #connectCount = 0;
-  #exitHook: (() => void) | undefined;
   #childPid: number | null = null;
 
   /** Resolves when {@link close} has run; never rejects. */
@@ -462,21 +461,11 @@ export class McpSession {
   #installExitHook(pid: number | null): void {
     this.#removeExitHook();
     this.#childPid = pid;
-    if (pid === null) return;
-    const hook = (): void => {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    this.#exitHook = hook;
-    process.once('exit', hook);
+    if (pid !== null) trackStdioChild(pid);
   }
 
   #removeExitHook(): void {
-    if (this.#exitHook) process.removeListener('exit', this.#exitHook);
-    this.#exitHook = undefined;
+    if (this.#childPid !== null) stdioChildren.delete(this.#childPid);
     this.#childPid = null;
   }
 
@@ -484,4 +473,26 @@ export class McpSession {
   get childPid(): number | null {
     return this.#childPid;
   }
+}
+
+/**
+ * Stdio children of open sessions, killed if this process exits without closing them. One `exit`
+ * listener serves them all: one per session would trip Node's MaxListeners warning past ten servers.
+ */
+const stdioChildren = new Set<number>();
+let exitListener: (() => void) | undefined;
+
+function trackStdioChild(pid: number): void {
+  stdioChildren.add(pid);
+  if (exitListener) return;
+  exitListener = () => {
+    for (const child of stdioChildren) {
+      try {
+        process.kill(child, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  };
+  process.on('exit', exitListener);
 }

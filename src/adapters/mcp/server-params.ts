@@ -2,6 +2,7 @@
  * @module How to reach an MCP server: stdio child process, Streamable HTTP or legacy SSE, plus the
  * timeouts that apply to its calls.
  */
+import { basename } from 'node:path';
 import { ToolbusError } from '../../tools/index.js';
 
 /** Default per-request timeout of MCP calls: 60 s, the same as the SDK's, and never a hidden lower one. */
@@ -43,7 +44,11 @@ export interface McpSseParams {
 
 /** Timeouts and identity shared by every kind of {@link McpServerParams}. */
 export interface McpTimeoutParams {
-  /** A name for messages and logs. @default the command or the URL host */
+  /**
+   * A name for messages and logs. @default for a command, its file name and its first argument's when
+   * that is not an option (`node /srv/mcp/server.mjs --token …` → `node server.mjs`: the other arguments
+   * may hold secrets); for a URL, its host
+   */
   id?: string;
   /** Per-request timeout for every call on this server, reset by progress. @default DEFAULT_MCP_TIMEOUT_MS (60 000) */
   timeoutMs?: number;
@@ -124,7 +129,7 @@ export function resolveMcpServerParams(params: McpServerParams): ResolvedMcpServ
     }
     return {
       ...common,
-      id: params.id ?? [params.command, ...args].join(' ').slice(0, 80),
+      id: params.id ?? defaultStdioId(params.command, args),
       kind: 'stdio',
       stdio: {
         command: params.command,
@@ -162,4 +167,14 @@ export function resolveMcpServerParams(params: McpServerParams): ResolvedMcpServ
     };
   }
   throw new ToolbusError('invalid-config', 'MCP server: params need `command` (stdio) or `url` (HTTP)');
+}
+
+/** The default name of a stdio server: never more of its command line than a program and a script name. */
+function defaultStdioId(command: string, args: readonly string[]): string {
+  const first = args[0];
+  const parts = [basename(command)];
+  if (first !== undefined && first !== '' && !first.startsWith('-') && !first.includes('=')) {
+    parts.push(basename(first));
+  }
+  return parts.join(' ').slice(0, 80);
 }
