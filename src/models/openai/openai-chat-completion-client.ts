@@ -379,7 +379,7 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       }
       toolbusByWire.set(wire, schema.name);
       pairs.push([wire, schema.name]);
-      const compiled = compileSchema(schema, schema.strict ? 'openai-strict' : 'default');
+      const compiled = compiledFor(schema);
       const fn: ChatCompletionFunctionTool['function'] = {
         name: wire,
         description: compiled.description,
@@ -479,6 +479,22 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       }
     }
   }
+}
+
+/**
+ * Compiled schemas by the tool schema they came from: agents send the same tools with every request,
+ * and compiling (a deep copy, or the strict rewrite) each time is wasted work. Keyed by identity, so a
+ * tool whose schema changes hands over a new object and is compiled again.
+ */
+const compiledSchemas = new WeakMap<ToolSchema, ToolSchema>();
+
+function compiledFor(schema: ToolSchema): ToolSchema {
+  let compiled = compiledSchemas.get(schema);
+  if (compiled === undefined) {
+    compiled = compileSchema(schema, schema.strict ? 'openai-strict' : 'default');
+    compiledSchemas.set(schema, compiled);
+  }
+  return compiled;
 }
 
 function toSchema(tool: Tool | ToolSchema): ToolSchema {
