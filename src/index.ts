@@ -48,6 +48,7 @@ export {
   decodeToolName,
   ToolNameMap,
   BaseTool,
+  valueAsString,
   FunctionTool,
   ToolSet,
   LiveToolSet,

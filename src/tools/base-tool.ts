@@ -168,13 +168,7 @@ export abstract class BaseTool implements Tool {
 
   /** A string passes through unchanged; `undefined` becomes `''`; anything else becomes JSON text. */
   returnValueAsString(value: unknown): string {
-    if (typeof value === 'string') return value;
-    if (value === undefined) return '';
-    try {
-      return JSON.stringify(value) ?? String(value);
-    } catch {
-      return String(value);
-    }
+    return valueAsString(value);
   }
 
   /** Builds the `invalid-arguments` error for `issues` (for subclasses that validate more). */
@@ -244,4 +238,19 @@ const ARTICLES: Record<string, string> = {
 /** `string` → `a string`; anything else (`one of "a", "b"`, `null`) unchanged. */
 function withArticle(expected: string): string {
   return ARTICLES[expected] ?? expected;
+}
+
+/**
+ * The text a model sees for a tool's return value, as `Tool.returnValueAsString` gives it: a string as
+ * it is, `undefined` as `''`, anything else as JSON (a value JSON cannot hold, such as a circular object
+ * or a BigInt, through `String`). For tools that implement `Tool` without extending {@link BaseTool}.
+ */
+export function valueAsString(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }

@@ -21,7 +21,7 @@ export {
   decodeToolName,
   ToolNameMap,
 } from './tool-name.js';
-export { BaseTool, formatInvalidArguments } from './base-tool.js';
+export { BaseTool, formatInvalidArguments, valueAsString } from './base-tool.js';
 export type { BaseToolOptions, SignalLike } from './base-tool.js';
 export { FunctionTool } from './function-tool.js';
 export type { FunctionToolOptions, ToolFunction, InferToolArgs } from './function-tool.js';

@@ -92,6 +92,11 @@ describe('LangChainToolAdapter: LangChain tools as toolbus tools', () => {
     const adapter = new LangChainToolAdapter(add, { callbacks: [recorder] });
     assert.equal(await adapter.runJson({ a: 2, b: 3 }), 5);
     assert.equal(adapter.returnValueAsString(5), '5');
+    // As every toolbus tool: nothing is '' (not 'undefined'), and a circular value does not throw.
+    assert.equal(adapter.returnValueAsString(undefined), '');
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    assert.equal(adapter.returnValueAsString(circular), '[object Object]');
     assert.deepEqual(recorder.events, ['start DynamicStructuredTool {"a":2,"b":3}', 'end 5']);
   });
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import type { ToolRunnableConfig } from '@langchain/core/tools';
 import { ToolInputParsingException } from '@langchain/core/tools';
-import { ToolError, isToolbusError, validateToolName } from '../../tools/index.js';
+import { ToolError, isToolbusError, validateToolName, valueAsString } from '../../tools/index.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema, ToolbusError } from '../../tools/index.js';
 import { createNullNormalizer } from '../../schema/index.js';
 import type { NullNormalizer } from '../../schema/index.js';
@@ -155,10 +155,9 @@ export class LangChainToolAdapter implements Tool {
     }
   }
 
-  /** A string passes through unchanged; anything else becomes JSON text. */
+  /** As every toolbus tool: a string unchanged, `undefined` as `''`, anything else as JSON text. */
   returnValueAsString(value: unknown): string {
-    if (typeof value === 'string') return value;
-    return JSON.stringify(value) ?? String(value);
+    return valueAsString(value);
   }
 }
 
