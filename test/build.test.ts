@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -34,8 +34,14 @@ test('the build emits JS and .d.ts for every export, and a consumer type-checks 
       cwd: ROOT,
     },
   );
+  // The rest of `npm run build`: the example service `toolbus up` starts, compiled beside dist/.
+  await run(process.execPath, [join(ROOT, 'scripts/build-examples.mjs'), join(pkgDir, 'dist')], {
+    cwd: ROOT,
+  });
+  // What package.json's `files` ships besides dist/.
   await cp(join(ROOT, 'package.json'), join(pkgDir, 'package.json'));
   await cp(join(ROOT, 'bin'), join(pkgDir, 'bin'), { recursive: true });
+  await cp(join(ROOT, 'examples'), join(pkgDir, 'examples'), { recursive: true });
   // The peers and zod resolve from the project's own node_modules.
   for (const name of [
     'zod',
@@ -117,4 +123,42 @@ void [result, MemoryBus, DynamicToolService, ToolServiceClient, ToolRegistry, Me
   assert.equal(stdout.trim(), 'function function');
   const help = await run(process.execPath, [join(pkgDir, 'bin/toolbus.js'), '--help'], { cwd: dir });
   assert.match(help.stdout, /Usage: toolbus <command>/);
+
+  // The main job from the installed package, examples included: the joke service answers over HTTP.
+  const up = spawn(process.execPath, [join(pkgDir, 'bin/toolbus.js'), 'up', '--port', '0'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: join(dir, 'home') },
+  });
+  t.after(() => {
+    if (up.exitCode === null) up.kill('SIGKILL');
+  });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`toolbus up is not ready:\n${out}`)), 60_000);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (out.includes('Press Ctrl-C to stop.')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    up.stdout.on('data', onData);
+    up.stderr.on('data', onData);
+    up.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`toolbus up exited with ${code}:\n${out}`));
+    });
+  });
+  const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
+  assert.ok(url, out);
+  const response = await fetch(`${url}/api/v1/tools/tell-joke/invoke`, {
+    method: 'POST',
+    body: '{"topic":"cats"}',
+  });
+  const invoked = (await response.json()) as { content: string; isError: boolean };
+  assert.equal(invoked.isError, false, invoked.content);
+  assert.match(invoked.content, /cats|pun/i);
+  up.kill('SIGTERM');
+  const code = await new Promise<number | null>((resolve) => up.once('exit', resolve));
+  assert.equal(code, 0, out);
 });

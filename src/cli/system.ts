@@ -61,18 +61,24 @@ async function loadExampleDescriptors(store: ConfigStore): Promise<void> {
   }
 }
 
+/**
+ * The example service module: compiled beside the CLI in a built package (`dist/examples/`, written by
+ * `npm run build`), its TypeScript source when the CLI itself runs from source (a checkout, through tsx).
+ */
+async function importExampleService(): Promise<{ default: (bus: MessageBus) => DynamicToolService }> {
+  const { existsSync } = await import('node:fs');
+  const { fileURLToPath } = await import('node:url');
+  const compiled = new URL('../examples/joke-service/service.js', import.meta.url);
+  if (existsSync(fileURLToPath(compiled))) return import(compiled.href);
+  if (import.meta.url.endsWith('.ts')) return import(new URL('service.js', EXAMPLE_DIR).href);
+  throw new Error(
+    `the example joke service is missing: expected ${fileURLToPath(compiled)} (written by 'npm run build'); ` +
+      'rebuild the package, or start without it: toolbus up --no-examples',
+  );
+}
+
 async function startExampleService(bus: MessageBus): Promise<DynamicToolService> {
-  let mod: { default: (bus: MessageBus) => DynamicToolService };
-  try {
-    mod = (await import(new URL('service.js', EXAMPLE_DIR).href)) as typeof mod;
-  } catch (error) {
-    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    throw new Error(
-      'the example joke service ships as TypeScript in examples/joke-service/; run toolbus from a checkout ' +
-        "with 'npm start', or start without it: toolbus up --no-examples",
-      { cause: error },
-    );
-  }
+  const mod = await importExampleService();
   const service = mod.default(bus);
   await service.start();
   return service;
