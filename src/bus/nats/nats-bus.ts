@@ -17,7 +17,9 @@
  * message are kept low: each publish goes straight to the client, which writes everything published in
  * one pass of the microtask queue with one socket write (a burst of replies shares one syscall); bodies
  * and header blocks are encoded once with pooled buffers; received header blocks are parsed straight from
- * the bytes. A publish the client refuses (the connection closed) rejects; nothing is dropped silently.
+ * the bytes. A publish the client refuses (the connection closed) rejects. One it accepted while closing,
+ * and then dropped, is reported through `onUnavailable` when the publisher asked for it (a tool call's
+ * request does); otherwise only the caller's timeout covers it.
  *
  * Reconnect: the client reconnects by itself (forever by default) and re-creates every subscription;
  * messages published while disconnected are buffered and sent on reconnect. Calls in flight during a
