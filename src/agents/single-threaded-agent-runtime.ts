@@ -3,7 +3,7 @@
  * agents, RPC (`sendMessage`) and topics (`publishMessage`).
  */
 import { randomUUID } from 'node:crypto';
-import { CancellationToken, ToolbusError } from '../tools/index.js';
+import { CancellationToken, ToolbusError, onAbort } from '../tools/index.js';
 import { AgentId } from './agent-id.js';
 import type { AgentType, TopicId } from './agent-id.js';
 import type {
@@ -254,10 +254,8 @@ export class SingleThreadedAgentRuntime implements AgentRuntime {
   }): void {
     const controller = new AbortController();
     const callerSignal = init.options.signal;
-    let onAbort: (() => void) | undefined;
-    const cleanup = (): void => {
-      if (onAbort) callerSignal?.removeEventListener('abort', onAbort);
-    };
+    let unwatch: (() => void) | undefined;
+    const cleanup = (): void => unwatch?.();
     const envelope: Envelope = {
       kind: init.kind,
       message: init.message,
@@ -283,14 +281,14 @@ export class SingleThreadedAgentRuntime implements AgentRuntime {
         envelope.reject(abortError(callerSignal, what));
         return;
       }
-      onAbort = () => {
+      // One listener on the caller's signal however many messages share it.
+      unwatch = onAbort(callerSignal, () => {
         const error = abortError(callerSignal, what);
         controller.abort(error);
         const queued = this.#queue.indexOf(envelope);
         if (queued >= 0) this.#queue.splice(queued, 1);
         envelope.reject(error);
-      };
-      callerSignal.addEventListener('abort', onAbort, { once: true });
+      });
     }
     this.#queue.push(envelope);
     this.#drain();

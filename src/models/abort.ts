@@ -1,7 +1,7 @@
 /**
  * @module Turning an aborted signal into the error toolbus rejects with, and racing work against a signal.
  */
-import { ToolbusError, isToolbusError } from '../tools/index.js';
+import { ToolbusError, isToolbusError, onAbort } from '../tools/index.js';
 
 /**
  * The error to reject with when `signal` has aborted: its reason when that is a toolbus error, a
@@ -28,14 +28,13 @@ export async function raceSignal<T>(
 ): Promise<T> {
   if (!signal) return work;
   if (signal.aborted) throw abortError(signal, what);
-  let onAbort: (() => void) | undefined;
+  let unwatch: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(abortError(signal, what));
-    signal.addEventListener('abort', onAbort, { once: true });
+    unwatch = onAbort(signal, () => reject(abortError(signal, what)));
   });
   try {
     return await Promise.race([work, aborted]);
   } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
+    unwatch?.();
   }
 }

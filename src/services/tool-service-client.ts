@@ -4,7 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
-import { CallDeadlines, ToolError, ToolbusError, isToolbusError, type Schedulable } from '../tools/index.js';
+import {
+  CallDeadlines,
+  ToolError,
+  ToolbusError,
+  isToolbusError,
+  onAbort,
+  type Schedulable,
+} from '../tools/index.js';
 
 import { runHook, type Hook } from './hooks.js';
 import {
@@ -112,8 +119,8 @@ class Pending implements Schedulable {
   /** Its timeout, kept by {@link CallDeadlines}. */
   dueAt = 0;
   dueQueue: unknown = undefined;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
+  /** Stops listening to the caller's signal. */
+  unwatch: (() => void) | undefined;
   /** `call()` mode: the promise's settlers and the chunks so far. */
   resolve: ((text: string) => void) | undefined;
   reject: ((error: ToolbusError) => void) | undefined;
@@ -447,12 +454,11 @@ export class ToolServiceClient {
     this.#pending.set(id, pending);
     this.#deadlines.add(timeoutMs, pending);
     if (signal) {
-      pending.signal = signal;
-      pending.onAbort = () => {
+      // One listener on the caller's signal however many calls share it (see tools/abort-fanout.ts).
+      pending.unwatch = onAbort(signal, () => {
         this.#stats.cancelled++;
         this.#abandon(pending, cancelledError(signal.reason, this.#service, toolName));
-      };
-      signal.addEventListener('abort', pending.onAbort, { once: true });
+      });
     }
     const extra = options.properties;
     const deadline = String(this.#now() + timeoutMs);
@@ -549,7 +555,7 @@ export class ToolServiceClient {
   #settle(pending: Pending, how: number, error?: ToolbusError): void {
     this.#pending.delete(pending.id);
     this.#deadlines.cancel(pending);
-    if (pending.onAbort) pending.signal?.removeEventListener('abort', pending.onAbort);
+    pending.unwatch?.();
     const slot = pending.seq % RECENT_IDS;
     this.#recentSeq[slot] = pending.seq;
     this.#recentHow[slot] = how;

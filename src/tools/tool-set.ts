@@ -7,6 +7,7 @@ import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { CallDeadlines, type Schedulable } from './call-deadlines.js';
 import { ToolError, ToolbusError } from './errors.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
+import { onAbort } from './abort-fanout.js';
 import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
 import { validateToolName } from './tool-name.js';
 import { truncateOutput } from './truncate-output.js';
@@ -249,8 +250,8 @@ export class ToolSet implements ToolProvider {
 
     // One controller per call, aborted by the caller's signal or by the deadline (see CallControl).
     const control = new CallControl(name, timeoutMs, callerSignal);
-    // EventTarget calls `handleEvent` on an object listener: no closure per call.
-    callerSignal?.addEventListener('abort', control, { once: true });
+    // One listener on the caller's signal however many calls share it; `handleEvent`: no closure per call.
+    const unwatch = callerSignal === undefined ? undefined : onAbort(callerSignal, control);
     // Deadlines share one timer per timeout value (see CallDeadlines): a setTimeout per call
     // would cost more than the call itself.
     if (Number.isFinite(timeoutMs)) this.#deadlines.add(timeoutMs, control);
@@ -281,7 +282,7 @@ export class ToolSet implements ToolProvider {
       return failure(name, callId, toToolError(name, error, control));
     } finally {
       this.#deadlines.cancel(control);
-      callerSignal?.removeEventListener('abort', control);
+      unwatch?.();
       if (holding) this.#limiter.release();
     }
   }

@@ -56,6 +56,36 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     assert.equal(client.pendingCount, 0);
   });
 
+  test('forty calls sharing one signal: no MaxListeners warning, and aborting it cancels every one', async (t) => {
+    const { client } = await setup(
+      t,
+      (_user, _config, _args, ctx) => aborted(ctx.signal).then(() => 'late'),
+      {
+        concurrency: 100,
+      },
+    );
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
+    t.after(() => process.off('warning', onWarning));
+    const controller = new AbortController();
+    const calls = Array.from({ length: 40 }, (_, n) =>
+      client.call('alice', {}, { n }, { signal: controller.signal }).then(
+        () => 'answered',
+        (e: ToolbusError) => e.code,
+      ),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort();
+    assert.deepEqual(
+      await Promise.all(calls),
+      Array.from({ length: 40 }, () => 'cancelled'),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(warnings, []);
+    assert.equal(client.pendingCount, 0);
+  });
+
   test('a slow service hits the timeout; the service sees its signal abort', async (t) => {
     let sawAbort!: (reason: unknown) => void;
     const serviceAborted = new Promise<unknown>((r) => (sawAbort = r));

@@ -2,7 +2,7 @@
  * @module `HttpTool`: a tool that calls one HTTP endpoint, with AutoGen's fields and without its faults
  * (status checked, path parameters encoded, unset optionals not sent, real JSON back, cancellable).
  */
-import { BaseTool, ToolError, ToolbusError, isToolbusError } from '../../tools/index.js';
+import { BaseTool, ToolError, ToolbusError, isToolbusError, onAbort } from '../../tools/index.js';
 import type { ToolAnnotations, ToolCallContext } from '../../tools/index.js';
 import type { JsonSchema, ParametersSource } from '../../schema/index.js';
 import { checkHeaders, resolveHeaders } from './header-value.js';
@@ -241,8 +241,8 @@ export class HttpTool extends BaseTool {
     // One controller for the request and the body: the caller's abort, the timeout and nothing else.
     const controller = new AbortController();
     let timedOut = false;
-    const onAbort = (): void => controller.abort(ctx.signal.reason);
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    // The signal may be shared by many calls (a caller's own, or none at all): one listener for them all.
+    const unwatch = onAbort(ctx.signal, () => controller.abort(ctx.signal.reason));
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort(
@@ -254,7 +254,7 @@ export class HttpTool extends BaseTool {
     const signal = controller.signal;
     const where = () => `${config.method} ${url.origin}${url.pathname}`;
     try {
-      if (ctx.signal.aborted) onAbort();
+      if (ctx.signal.aborted) controller.abort(ctx.signal.reason);
       const response = await this.#fetchFollowing(
         url,
         { method: config.method, headers, body, signal },
@@ -296,7 +296,7 @@ export class HttpTool extends BaseTool {
       throw this.#failure(error, ctx.signal, timedOut, where(), config.timeoutMs);
     } finally {
       clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
+      unwatch();
     }
   }
 

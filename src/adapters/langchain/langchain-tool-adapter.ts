@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import type { ToolRunnableConfig } from '@langchain/core/tools';
 import { ToolInputParsingException } from '@langchain/core/tools';
-import { ToolError, isToolbusError, validateToolName, valueAsString } from '../../tools/index.js';
+import { ToolError, isToolbusError, onAbort, validateToolName, valueAsString } from '../../tools/index.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema, ToolbusError } from '../../tools/index.js';
 import { createNullNormalizer } from '../../schema/index.js';
 import type { NullNormalizer } from '../../schema/index.js';
@@ -127,13 +127,14 @@ export class LangChainToolAdapter implements Tool {
       ...(this.#callbacks === undefined ? {} : { callbacks: this.#callbacks }),
       ...(this.#tags === undefined ? {} : { tags: this.#tags }),
     };
-    let onAbort: (() => void) | undefined;
+    let unwatch: (() => void) | undefined;
     try {
       if (callerSignal?.aborted) throw cancelled(name, callerSignal.reason);
       // LangChain passes the signal on but a StructuredTool may ignore it: stop waiting on abort anyway.
       const aborted = new Promise<never>((_resolve, reject) => {
-        onAbort = () => reject(cancelled(name, callerSignal?.reason));
-        callerSignal?.addEventListener('abort', onAbort, { once: true });
+        if (callerSignal !== undefined) {
+          unwatch = onAbort(callerSignal, () => reject(cancelled(name, callerSignal.reason)));
+        }
       });
       // A strict-profile model sends null for optionals it leaves out; LangChain's schema wants them absent.
       const input = this.#normalize(args);
@@ -151,7 +152,7 @@ export class LangChainToolAdapter implements Tool {
       const message = error instanceof Error ? error.message : String(error);
       throw new ToolError('tool-error', `tool '${name}': ${message}`, { toolName: name, cause: error });
     } finally {
-      if (onAbort) callerSignal?.removeEventListener('abort', onAbort);
+      unwatch?.();
     }
   }
 

@@ -14,7 +14,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { ToolError, ToolbusError } from '../../tools/index.js';
+import { ToolError, ToolbusError, onAbort } from '../../tools/index.js';
 import {
   resolveMcpServerParams,
   type McpServerParams,
@@ -355,17 +355,18 @@ export class McpSession {
     const connecting = this.#connecting;
     if (!signal) return await connecting;
     // Waiting can be abandoned by this caller; the shared connect goes on for the others.
-    let onAbort: (() => void) | undefined;
+    let unwatch: (() => void) | undefined;
     try {
       return await Promise.race([
         connecting,
         new Promise<never>((_, reject) => {
-          onAbort = () => reject(abortReason(signal, `connecting to MCP server '${this.id}'`));
-          signal.addEventListener('abort', onAbort, { once: true });
+          unwatch = onAbort(signal, () =>
+            reject(abortReason(signal, `connecting to MCP server '${this.id}'`)),
+          );
         }),
       ]);
     } finally {
-      if (onAbort) signal.removeEventListener('abort', onAbort);
+      unwatch?.();
     }
   }
 

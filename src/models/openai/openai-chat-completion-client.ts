@@ -12,7 +12,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { compileSchema } from '../../schema/index.js';
-import { ToolbusError, decodeToolName, encodeToolName } from '../../tools/index.js';
+import { ToolbusError, decodeToolName, encodeToolName, onAbort } from '../../tools/index.js';
 import type { Tool, ToolSchema } from '../../tools/index.js';
 import { ModelError, abortError, addUsage, emptyUsage } from '../index.js';
 import type {
@@ -441,15 +441,17 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
         ),
       );
     }, timeoutMs);
-    const onAbort = (): void => controller.abort(abortError(callerSignal as AbortSignal, `model '${model}'`));
-    callerSignal?.addEventListener('abort', onAbort, { once: true });
+    const unwatch =
+      callerSignal === undefined
+        ? undefined
+        : onAbort(callerSignal, () => controller.abort(abortError(callerSignal, `model '${model}'`)));
     return {
       signal: controller.signal,
       context: { model, baseURL, apiKeyEnvVar, tools: prepared.tools, signal: controller.signal },
       dispose() {
         clearTimeout(timer);
         active.delete(controller);
-        callerSignal?.removeEventListener('abort', onAbort);
+        unwatch?.();
         // Drops a stream the consumer left early; a no-op after a completed request.
         if (!controller.signal.aborted)
           controller.abort(new ToolbusError('cancelled', `model '${model}': done`));
