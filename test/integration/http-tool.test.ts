@@ -109,6 +109,14 @@ class TestServer {
       const status = Number(path.slice('/status/'.length));
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: `failure number ${status}`, detail: 'x'.repeat(2_000) }));
+    } else if (path.startsWith('/declared-status/')) {
+      // As most frameworks answer: the whole body at once, so with a content-length.
+      const body = JSON.stringify({ error: 'no such item', detail: 'y'.repeat(2_000) });
+      res.writeHead(Number(path.slice('/declared-status/'.length)), {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      });
+      res.end(body);
     } else if (path === '/echo-401') {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: `invalid credentials: ${String(req.headers['x-key'])}` }));
@@ -342,6 +350,13 @@ describe('HttpTool responses', () => {
       assert.ok(error.bodyExcerpt.endsWith('…'));
     });
   }
+
+  test('an error body with a content-length above the excerpt size is still quoted (its start)', async () => {
+    const tool = make({ method: 'GET', path: '/declared-status/404' });
+    const error = await rejectsWith(tool.runJson({}), 'tool-error', 'returned HTTP 404');
+    assert.ok(error.message.includes('no such item'), error.message);
+    assert.ok(error.message.length < 1_000, 'the excerpt is bounded');
+  });
 
   test('a body larger than maxResponseBytes fails with too-large, and reading stops at the cap', async () => {
     const tool = make({ method: 'GET', path: '/big', returnType: 'text', maxResponseBytes: 100_000 });

@@ -263,7 +263,7 @@ export class HttpTool extends BaseTool {
       const finalUrl = new URL(response.url || url.href);
       const describe = `${config.method} ${finalUrl.origin}${finalUrl.pathname}`;
       if (response.status < 200 || response.status > 299) {
-        const { bytes, truncated } = await readBodyCapped(response, ERROR_EXCERPT_BYTES);
+        const { bytes, truncated } = await readBodyCapped(response, ERROR_EXCERPT_BYTES, true);
         // A server may echo the credentials it refused ("invalid token: …"): never quote them.
         const excerpt = redact(new TextDecoder().decode(bytes).trim(), secretValues) + (truncated ? '…' : '');
         throw new HttpStatusError(

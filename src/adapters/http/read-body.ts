@@ -13,11 +13,16 @@ export interface CappedBody {
 
 /**
  * Reads up to `maxBytes` bytes of `response`'s body, then cancels the stream. A `content-length`
- * above the cap is detected before reading anything.
+ * above the cap is detected before reading anything, unless `keepHead` asks for the first `maxBytes`
+ * bytes anyway (an error excerpt wants the start of the body, however long it says it is).
  */
-export async function readBodyCapped(response: Response, maxBytes: number): Promise<CappedBody> {
+export async function readBodyCapped(
+  response: Response,
+  maxBytes: number,
+  keepHead = false,
+): Promise<CappedBody> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) {
+  if (!keepHead && Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel().catch(() => undefined);
     return { bytes: new Uint8Array(0), truncated: true };
   }
