@@ -78,6 +78,22 @@ test('the stream assembler keeps the raw argument text, repeated names once, rea
   });
 });
 
+test('streamed parallel calls without an index (Gemini compatibility) stay separate calls', () => {
+  const a = new StreamAssembler(identity);
+  const delta = (toolCall: Record<string, unknown>, finish: string | null = null) =>
+    ({
+      choices: [{ index: 0, delta: { tool_calls: [toolCall] }, finish_reason: finish }],
+    }) as unknown as ChatCompletionChunk;
+  a.push(delta({ id: 'c1', function: { name: 'f', arguments: '{"a"' } }));
+  a.push(delta({ function: { arguments: ': 1}' } }));
+  a.push(delta({ id: 'c2', function: { name: 'g', arguments: '{"b": 2}' } }));
+  a.push(delta({ id: 'c2', function: { arguments: '' } }, 'tool_calls'));
+  assert.deepEqual(a.result().content, [
+    { id: 'c1', name: 'f', arguments: '{"a": 1}' },
+    { id: 'c2', name: 'g', arguments: '{"b": 2}' },
+  ]);
+});
+
 test('retry-after: milliseconds header, seconds, HTTP date, garbage', () => {
   assert.equal(retryAfterMsOf(new Headers({ 'retry-after-ms': '250', 'retry-after': '9' })), 250);
   assert.equal(retryAfterMsOf(new Headers({ 'retry-after': '1.5' })), 1500);

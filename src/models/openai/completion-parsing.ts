@@ -126,6 +126,8 @@ export class StreamAssembler {
   #reasoning = '';
   #finish: string | null | undefined;
   #usage: RequestUsage | undefined;
+  /** The slot of the last tool-call delta, for deltas without `index`. */
+  #lastIndex: number | undefined;
 
   constructor(decode: NameDecoder) {
     this.#decode = decode;
@@ -147,7 +149,8 @@ export class StreamAssembler {
     const reasoning = extra.reasoning_content ?? extra.reasoning;
     if (reasoning) this.#reasoning += reasoning;
     for (const piece of (delta.tool_calls ?? []) as (LooseToolCall & { index?: number })[]) {
-      const index = piece.index ?? 0;
+      const index = this.#indexOf(piece);
+      this.#lastIndex = index;
       let call = this.#calls.get(index);
       if (!call) {
         call = { id: '', name: '', arguments: '' };
@@ -164,6 +167,19 @@ export class StreamAssembler {
       return delta.content;
     }
     return undefined;
+  }
+
+  /**
+   * The slot a delta belongs to. Some OpenAI-compatible servers (Gemini's compatibility endpoint, some
+   * local servers) omit `index`: a delta with a new `id` then starts the next call, one without continues
+   * the last, so parallel calls are not glued into one call with unparseable arguments.
+   */
+  #indexOf(piece: LooseToolCall & { index?: number }): number {
+    if (typeof piece.index === 'number') return piece.index;
+    const last = this.#lastIndex === undefined ? undefined : this.#calls.get(this.#lastIndex);
+    if (last === undefined) return 0;
+    if (piece.id && last.id && piece.id !== last.id) return Math.max(...this.#calls.keys()) + 1;
+    return this.#lastIndex as number;
   }
 
   /** The assembled result. */
