@@ -33,6 +33,8 @@ export const DEFAULT_TOOL_SERVICE_TOPIC = 'tool';
 
 /** How long past its deadline a running call is aborted, when its caller has not cancelled it first. */
 const DEADLINE_GRACE_MS = 20;
+/** The longest delay `setTimeout` honours (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** What `invoke` sees of the call besides `user`, `config` and `arguments`. */
 export interface ToolServiceInvokeContext {
@@ -193,13 +195,23 @@ class Call {
       else if (this.deadline !== undefined && !this.ended) {
         // A backstop for a caller that is gone: a live one gives up at the deadline and cancels, so
         // wait a little longer and let its own timeout win the race.
-        this.timer = setTimeout(
-          () => this.abort(new ToolbusError('timeout', `call '${this.id}' passed its deadline`)),
-          Math.max(0, this.deadline - this.now()) + DEADLINE_GRACE_MS,
-        );
+        this.#armDeadline(this.deadline);
       }
     }
     return this.controller.signal;
+  }
+
+  /** Aborts the call a little after `deadline`, re-arming in steps Node's timers can hold. */
+  #armDeadline(deadline: number): void {
+    const delay = Math.max(0, deadline - this.now()) + DEADLINE_GRACE_MS;
+    // Node runs a longer timeout after 1 ms: a far deadline (a timeout of weeks) would abort at once.
+    this.timer = setTimeout(
+      () =>
+        delay > MAX_TIMER_MS
+          ? this.#armDeadline(deadline)
+          : this.abort(new ToolbusError('timeout', `call '${this.id}' passed its deadline`)),
+      Math.min(delay, MAX_TIMER_MS),
+    );
   }
 
   abort(reason: ToolbusError): void {

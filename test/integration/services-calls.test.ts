@@ -468,6 +468,16 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     assert.equal(service.stats().expired, 1);
   });
 
+  test('a call with a timeout beyond 24.8 days (the timer maximum) runs to its result', async (t) => {
+    // Node runs a setTimeout longer than 2^31-1 ms after 1 ms: the deadline backstop must not.
+    const { client } = await setup(t, async (_u, _c, _a, ctx) => {
+      const signal = ctx.signal;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return signal.aborted ? 'aborted' : 'done';
+    });
+    assert.equal(await client.call('u', {}, {}, { timeoutMs: 30 * 24 * 3_600_000 }), 'done');
+  });
+
   test('stop() with an aborted signal aborts the running calls, then resolves', async (t) => {
     const reasons: unknown[] = [];
     let started!: () => void;
