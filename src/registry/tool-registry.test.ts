@@ -170,6 +170,32 @@ describe('ToolRegistry: hot reload', () => {
     assert.deepEqual(f.registry.problems(), []);
   });
 
+  test('a bad edit of a live tool is reported and its last good version keeps working', async (t) => {
+    const f = await setup(t);
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'tell-joke', tool('tell-joke'));
+    await f.registry.refresh();
+    await f.store.put('tool', 'tell-joke', tool('tell-joke', { style: undefined })); // required param gone
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    assert.equal((await f.registry.tools.call('tell-joke', { topic: 'x' })).content, 'pun about x');
+    const [problem] = f.registry.problems();
+    assert.deepEqual([problem?.key, problem?.severity], ['tool/tell-joke', 'error']);
+    assert.match(problem!.message, /missing required config param 'style'.*last good version.*stays live/);
+    // Fixed: the new version goes live and the problem is gone.
+    await f.store.put('tool', 'tell-joke', tool('tell-joke', { style: 'limerick' }));
+    await f.registry.refresh();
+    assert.equal((await f.registry.tools.call('tell-joke', { topic: 'x' })).content, 'limerick about x');
+    assert.deepEqual(f.registry.problems(), []);
+    // A bad edit, then the item is deleted: the tool goes.
+    await f.store.put('tool', 'tell-joke', '"not an object"');
+    await f.registry.refresh();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    await f.store.delete('tool', 'tell-joke');
+    await f.registry.refresh();
+    assert.deepEqual([f.names(), f.registry.problems()], [[], []]);
+  });
+
   test('a tool whose service arrives later goes live when it does (either order)', async (t) => {
     const f = await setup(t);
     await f.store.put('tool', 'tell-joke', tool('tell-joke'));

@@ -101,7 +101,8 @@ interface Instance {
  *
  * - **Each item on its own.** Every `tool` item is validated and built alone. A bad one is skipped and
  *   listed in {@link problems} (`{ key: 'tool/tell-joke', message }`); the good ones stay live. There is
- *   no all-or-nothing reload.
+ *   no all-or-nothing reload. A bad edit of a tool that was live keeps its last good version live
+ *   (reported as an error) until the item is fixed or deleted, or an item it depends on is deleted.
  * - **Any change, any order.** The registry keeps a full copy of the config and rebuilds from all of it
  *   after every change, so changing only `tool-service` items never wipes tools and changing only `tool`
  *   items is never rejected for lack of services (TrustGraph's partial-type reload bugs). A tool whose
@@ -491,7 +492,7 @@ export class ToolRegistry {
     for (const [key, item] of sorted(this.#config.get('tool'))) {
       const source = `tool/${key}`;
       const result = await this.#buildOne(source, key, item.value, this.#lookupConfig);
-      if ('error' in result) problems.push(problemOf(source, result.error));
+      if ('error' in result) this.#keepLastGood(source, result.error, this.#lookupConfig, problems, add);
       else add(source, result.built);
     }
 
@@ -512,7 +513,7 @@ export class ToolRegistry {
         }
         const filled = { type: 'tool-service', service: serviceId, ...descriptor };
         const result = await this.#buildOne(source, name, filled, lookup);
-        if ('error' in result) problems.push(problemOf(source, result.error));
+        if ('error' in result) this.#keepLastGood(source, result.error, lookup, problems, add);
         else add(source, result.built);
       }
     }
@@ -547,6 +548,34 @@ export class ToolRegistry {
         // A listener's failure is its own; the registry and the other listeners carry on.
       }
     }
+  }
+
+  /**
+   * Reports an item whose new version failed to build. A bad edit must not take a working tool away
+   * (the user fixes the item while agents keep using the tool), so the last good build stays live,
+   * unless an item it looked up was deleted: a deleted dependency is a deliberate removal.
+   */
+  #keepLastGood(
+    source: string,
+    error: unknown,
+    lookup: (type: string, key: string) => JsonValue | undefined,
+    problems: RegistryProblem[],
+    add: (source: string, built: Built) => void,
+  ): void {
+    const previous = this.#built.get(source);
+    const usable =
+      previous !== undefined &&
+      [...previous.lookups.values()].every(
+        (l) => l.json === undefined || lookup(l.type, l.key) !== undefined,
+      );
+    const problem = problemOf(source, error);
+    if (!usable) {
+      problems.push(problem);
+      return;
+    }
+    problem.message += `; the last good version of tool '${previous.tool.name}' stays live until this is fixed`;
+    problems.push(problem);
+    add(source, previous);
   }
 
   /** Builds one tool, or reuses the previous one when its item and everything it looked up are unchanged. */
