@@ -253,6 +253,18 @@ describe('OpenAIChatCompletionClient: JSON responses', () => {
     assert.equal(server.requests.length, 4);
   });
 
+  test('a 200 without choices (an error body) is a model-error quoting the provider, not an empty answer', async (t) => {
+    const { server, client } = await setup(t);
+    server.reply({ json: { error: { message: 'upstream model overloaded', code: 503 } } });
+    server.reply({ json: { id: 'x', object: 'chat.completion', created: 0, model: 'gpt-4o', choices: [] } });
+    await assert.rejects(
+      client.create([question()]),
+      rejectsWith('model-error', /has no choices; the provider said: upstream model overloaded/),
+    );
+    await assert.rejects(client.create([question()]), rejectsWith('model-error', /has no choices; expected/));
+    assert.deepEqual(client.totalUsage(), { promptTokens: 0, completionTokens: 0 });
+  });
+
   test('jsonOutput asks for a JSON object', async (t) => {
     const { server, client } = await setup(t);
     server.reply({ json: chatCompletion({ content: '{"a":1}' }) });

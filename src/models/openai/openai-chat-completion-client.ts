@@ -267,7 +267,7 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
           signal: scope.signal,
         }),
       );
-      const result = parseCompletion(completion as ChatCompletion, prepared.decode);
+      const result = parseCompletion(this.#checked(completion as ChatCompletion), prepared.decode);
       this.#total = addUsage(this.#total, result.usage);
       return result;
     } finally {
@@ -338,6 +338,30 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
   /** Alias of {@link close}. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  /**
+   * The completion, if it has a choice. Some OpenAI-compatible servers answer 200 with `{ "error": … }`
+   * or an empty `choices`; parsed as is, that was an empty answer the agent returned as if the model
+   * had said nothing.
+   */
+  #checked(completion: ChatCompletion): ChatCompletion {
+    const body = completion as unknown as {
+      choices?: unknown;
+      error?: { message?: unknown } | string;
+    } | null;
+    if (Array.isArray(body?.choices) && body.choices.length > 0) return completion;
+    const error = body?.error;
+    const said =
+      typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : undefined;
+    const model = this.#options.model;
+    throw new ModelError(
+      'model-error',
+      `model '${model}': the response from ${this.#options.baseURL} has no choices` +
+        (said !== undefined ? `; the provider said: ${said.slice(0, 400)}` : '') +
+        '; expected a chat.completion with at least one choice',
+      { model },
+    );
   }
 
   /** Validates the call and builds the request body. Throws (inside async callers: rejects). */
