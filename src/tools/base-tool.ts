@@ -17,6 +17,7 @@ import {
 import { ToolError, ToolbusError } from './errors.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext } from './tool.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
+import { onAbort } from './abort-fanout.js';
 import { validateToolName } from './tool-name.js';
 
 /** Options of {@link BaseTool}. */
@@ -114,7 +115,8 @@ export abstract class BaseTool implements Tool {
    * Validates `args`, then runs the tool.
    *
    * Rejects with a {@link ToolError}: `invalid-arguments` (each failing path, what was expected and what
-   * came), `cancelled` (the signal was aborted; a `ToolbusError` reason is rethrown as it is),
+   * came), `cancelled` (the signal was aborted, also while a tool that ignores it still runs; a
+   * `ToolbusError` reason is rethrown as it is),
    * `tool-error` (what `run` threw, as `cause`), or a `ToolError` thrown by `run` unchanged.
    */
   async runJson(args: unknown, signal?: SignalLike, options?: RunJsonOptions): Promise<unknown> {
@@ -152,8 +154,17 @@ export abstract class BaseTool implements Tool {
         ? new LazySignalContext(lazy, callId)
         : { signal: abortSignal as AbortSignal, callId };
     if (options?.user !== undefined) ctx.user = options.user;
+    let unwatch: (() => void) | undefined;
     try {
-      return await this.run(result.value as Record<string, unknown>, ctx);
+      const running = this.run(result.value as Record<string, unknown>, ctx);
+      if (abortSignal === undefined || abortSignal === NEVER_ABORTED) return await running;
+      // A tool may ignore its signal: on abort stop waiting for it (AutoGen abandons the await too).
+      // ToolSet's lazy path races the call itself.
+      return await new Promise<unknown>((resolve, reject) => {
+        if (abortSignal.aborted) reject(this.#cancelled(abortSignal));
+        else unwatch = onAbort(abortSignal, () => reject(this.#cancelled(abortSignal)));
+        Promise.resolve(running).then(resolve, reject);
+      });
     } catch (error) {
       if (error instanceof ToolError) throw error;
       if (lazy !== undefined ? lazy.aborted : abortSignal?.aborted)
@@ -163,6 +174,8 @@ export abstract class BaseTool implements Tool {
         cause: error,
         toolName: this.name,
       });
+    } finally {
+      unwatch?.();
     }
   }
 

@@ -152,6 +152,29 @@ describe('runJson failures', () => {
     await assert.rejects(pending, (e: unknown) => e instanceof ToolError && e.code === 'cancelled');
     assert.equal(sawAbort, true);
   });
+
+  test('cancelling abandons the await even when the function ignores its signal (as AutoGen does)', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    let finish!: () => void;
+    const tool = new FunctionTool(
+      () =>
+        new Promise<string>((resolve) => {
+          started();
+          finish = () => resolve('late');
+        }),
+      { name: 'deaf', description: 'Never looks at its signal.', parameters: z.object({}) },
+    );
+    const token = new CancellationToken();
+    const pending = tool.runJson({}, token);
+    await running;
+    token.cancel();
+    try {
+      await assert.rejects(pending, (e: unknown) => e instanceof ToolError && e.code === 'cancelled');
+    } finally {
+      finish();
+    }
+  });
 });
 
 describe('FunctionTool construction', () => {
