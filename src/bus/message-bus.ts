@@ -48,7 +48,11 @@ export interface PublishOptions {
 
 /** A live subscription. */
 export interface BusSubscription {
-  /** Stops delivery. Idempotent. */
+  /**
+   * Stops delivery; resolves once nothing more will be delivered. A message already on its way to this
+   * subscriber (routed to it by the broker) is still delivered, or, in a group, given to another member:
+   * it is never lost. Idempotent.
+   */
   unsubscribe(): Promise<void>;
 }
 

@@ -123,6 +123,23 @@ describe('NatsBus', () => {
     assert.equal(n, 1);
   });
 
+  test('unsubscribe still delivers what the server routed before it: a queue member leaving loses nothing', async (t) => {
+    const member = await NatsBus.connect({ servers: server.url });
+    const publisher = await NatsBus.connect({ servers: server.url });
+    t.after(() => Promise.all([member.close(), publisher.close()]));
+    let got = 0;
+    const sub = await member.subscribe('request:tg:leaving', () => void got++, { group: 'workers' });
+    const sent = 50;
+    for (let i = 0; i < sent; i++) void publisher.publish('request:tg:leaving', String(i));
+    await Promise.resolve(); // the client writes the publishes in a microtask queued before this one
+    // Block the event loop: the server routes every message to the member, whose client cannot read
+    // them yet; then unsubscribe before it does. They were routed to this member only: dropping them
+    // loses them (a tool call then hangs until its timeout).
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+    await sub.unsubscribe();
+    assert.equal(got, sent);
+  });
+
   test('bad topics, groups, prefixes and oversized messages reject with typed errors', async (t) => {
     const bus = await NatsBus.connect({ servers: server.url });
     t.after(() => bus.close());

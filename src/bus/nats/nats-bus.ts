@@ -107,6 +107,8 @@ const MAX_SUBJECT_CACHE = 4_096;
  * entry per publish in this window) while keeping the PING traffic to one per window.
  */
 const SETTLE_INTERVAL_MS = 50;
+/** How long `unsubscribe` waits for its drain round trip (longer only while disconnected). */
+const DRAIN_TIMEOUT_MS = 2_000;
 
 function runHooks<T>(hook: NatsBusHook<T> | undefined, context: T): void {
   if (!hook) return;
@@ -336,7 +338,7 @@ export class NatsBus implements MessageBus {
     return {
       unsubscribe: async () => {
         if (!subscriptions.delete(subscription)) return;
-        if (!subscription.isClosed()) subscription.unsubscribe();
+        await leave(subscription);
       },
     };
   }
@@ -491,6 +493,31 @@ export class NatsBus implements MessageBus {
   /** Publishes watched for the no-responders signal and not yet settled (for tests and diagnostics). */
   get pendingUnavailableWatches(): number {
     return this.#watching.size + (this.#settling?.size ?? 0);
+  }
+}
+
+/**
+ * Ends a subscription without losing what the server already routed to it: a queue group's message
+ * goes to one member only, so one dropped on its way to a member that is leaving is lost (a tool call
+ * would hang until its timeout). Drains (UNSUB, then a round trip delivering everything sent before
+ * it); a drain stuck behind a disconnect gives up after {@link DRAIN_TIMEOUT_MS} and unsubscribes.
+ */
+async function leave(subscription: Subscription): Promise<void> {
+  if (subscription.isClosed()) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      subscription.drain(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
+        timer.unref?.();
+      }),
+    ]);
+  } catch {
+    // The connection closed: nothing more can arrive.
+  } finally {
+    clearTimeout(timer);
+    if (!subscription.isClosed()) subscription.unsubscribe();
   }
 }
 
