@@ -117,6 +117,11 @@ class TestServer {
         'content-length': String(Buffer.byteLength(body)),
       });
       res.end(body);
+    } else if (path === '/delayed') {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('done');
+      }, 50);
     } else if (path === '/echo-401') {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: `invalid credentials: ${String(req.headers['x-key'])}` }));
@@ -403,6 +408,12 @@ describe('HttpTool cancellation and timeout', () => {
     const closed = server.waitForEarlyClose('/slow');
     await rejectsWith(tool.runJson({}), 'timeout', '150 ms');
     await closed;
+  });
+
+  test('a timeout longer than a timer can hold (24.8 days) does not fire at once', async () => {
+    // Node runs a setTimeout over 2^31-1 ms after 1 ms: a "practically never" timeout failed every call.
+    const tool = make({ method: 'GET', path: '/delayed', returnType: 'text', timeoutMs: 3_000_000_000 });
+    assert.equal(await tool.runJson({}), 'done');
   });
 
   test('an already-aborted signal sends nothing', async () => {

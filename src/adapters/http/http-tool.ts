@@ -40,6 +40,8 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 5_000;
 export const DEFAULT_HTTP_MAX_RESPONSE_BYTES = 1_048_576;
 /** Redirects followed before the call fails. */
 export const DEFAULT_HTTP_MAX_REDIRECTS = 5;
+/** The longest delay `setTimeout` takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How much of an error response's body goes into the error message. */
 const ERROR_EXCERPT_BYTES = 512;
 
@@ -243,14 +245,18 @@ export class HttpTool extends BaseTool {
     let timedOut = false;
     // The signal may be shared by many calls (a caller's own, or none at all): one listener for them all.
     const unwatch = onAbort(ctx.signal, () => controller.abort(ctx.signal.reason));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(
-        new ToolError('timeout', `tool '${name}': timed out after ${config.timeoutMs} ms`, {
-          toolName: name,
-        }),
-      );
-    }, config.timeoutMs);
+    // Node fires a setTimeout longer than 2^31-1 ms after 1 ms: such a timeout (24.8 days) means none.
+    const timer =
+      config.timeoutMs > MAX_TIMER_MS
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            controller.abort(
+              new ToolError('timeout', `tool '${name}': timed out after ${config.timeoutMs} ms`, {
+                toolName: name,
+              }),
+            );
+          }, config.timeoutMs);
     const signal = controller.signal;
     const where = () => `${config.method} ${url.origin}${url.pathname}`;
     try {
