@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNatsServer } from '../support/nats-server.js';
@@ -165,6 +165,26 @@ describe('toolbus config (child process)', () => {
     assert.equal(r.code, 1);
     assert.ok(r.stderr.includes(bad), r.stderr);
     assert.match(r.stderr, /not a SQLite database/);
+  });
+
+  test('get, list and delete never create a store: a mistyped --store exits 1 naming the path', async () => {
+    const typo = join(root, 'no-such-dir', 'confg.db');
+    for (const args of [['list'], ['get', 'tool/x'], ['delete', 'tool/x']]) {
+      const r = await toolbus(home, [...args, '--store', typo]);
+      assert.equal(r.code, 1, `${args[0]}: ${r.stderr}`);
+      assert.ok(r.stderr.includes(`no config file at '${typo}'`), r.stderr);
+    }
+    assert.equal(existsSync(join(root, 'no-such-dir')), false);
+    // A fresh home: list says there is nothing yet (exit 0), get says so too (exit 1); no file appears.
+    const fresh = join(root, 'fresh-home');
+    const list = await toolbus(fresh, ['list']);
+    assert.deepEqual([list.code, list.stdout], [0, '']);
+    assert.match(list.stderr, /no config items .*toolbus config put/);
+    assert.deepEqual(JSON.parse((await toolbus(fresh, ['list', '--json'])).stdout), []);
+    const get = await toolbus(fresh, ['get', 'tool/x']);
+    assert.equal(get.code, 1);
+    assert.match(get.stderr, /no config items yet/);
+    assert.equal(existsSync(fresh), false);
   });
 
   test('--help describes both syntaxes and exits 0', async () => {

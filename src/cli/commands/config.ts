@@ -1,12 +1,13 @@
 /**
  * @module `toolbus config`: put, get, list and delete config items in the SQLite file or on NATS.
  */
+import { existsSync } from 'node:fs';
 import type { ConfigItem, ConfigStore } from '../../config/index.js';
 import type { JsonValue } from '../../schema/index.js';
 import { isToolbusError } from '../../tools/index.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js';
-import { openConfigStore } from '../connect.js';
+import { configStorePath, describeStore, openConfigStore } from '../connect.js';
 
 /**
  * The config types toolbus reads. `put` refuses other types unless `--any-type` is given, so a typo
@@ -97,9 +98,18 @@ export const command: CliCommand = {
       }
     }
 
+    const flags = { nats: values.nats, store: values.store };
+    // Reading must not create a file: a mistyped --store would otherwise be created (with its folders)
+    // and reported as an empty store, hiding the typo.
+    const where = describeStore(flags, io);
+    if (action !== 'put' && where.startsWith('sqlite ')) {
+      const path = configStorePath(flags, io);
+      if (!existsSync(path)) return missingFile(io, path, action, values.store !== undefined, values.json);
+    }
+
     let store: ConfigStore;
     try {
-      store = await openConfigStore({ nats: values.nats, store: values.store }, io);
+      store = await openConfigStore(flags, io);
     } catch (error) {
       return fail(io, error);
     }
@@ -153,6 +163,36 @@ export const command: CliCommand = {
     }
   },
 };
+
+/** A get, list or delete on a SQLite file that does not exist yet. */
+function missingFile(
+  io: CliIO,
+  path: string,
+  action: string,
+  explicit: boolean,
+  json: boolean | undefined,
+): number {
+  if (explicit) {
+    io.stderr.write(
+      `toolbus config: there is no config file at '${path}'; check the --store path ` +
+        `(toolbus config put creates the file)\n`,
+    );
+    return ExitCode.Error;
+  }
+  if (action === 'list') {
+    if (json) writeJson(io, []);
+    else
+      io.stderr.write(
+        `no config items (no config file at '${path}' yet); add one with toolbus config put TYPE/KEY < item.json\n`,
+      );
+    return ExitCode.Ok;
+  }
+  io.stderr.write(
+    `toolbus config: there are no config items yet (no config file at '${path}'); ` +
+      `add one with toolbus config put TYPE/KEY < item.json\n`,
+  );
+  return ExitCode.Error;
+}
 
 function parseRevision(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
