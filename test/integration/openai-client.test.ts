@@ -305,6 +305,28 @@ describe('OpenAIChatCompletionClient: streaming', () => {
     assert.deepEqual(client.totalUsage(), { promptTokens: 12, completionTokens: 7 });
   });
 
+  test('a leading <think> block (reasoning models) is not streamed as answer text', async (t) => {
+    const { server, client } = await setup(t);
+    server.reply({
+      sse: textStream(['<thi', 'nk>Check the', ' date.</th', 'ink>\n', '\nIt was', ' $32.38.']),
+    });
+    server.reply({ sse: textStream(['<', 'b>bold</b>']) });
+    server.reply({ sse: textStream(['<think>never closed']) });
+    const items = await collect(client.createStream([question()]));
+    assert.deepEqual(items.slice(0, -1), ['It was', ' $32.38.']);
+    assert.deepEqual(items.at(-1), {
+      content: 'It was $32.38.',
+      finishReason: 'stop',
+      usage: { promptTokens: 0, completionTokens: 0 },
+      thought: 'Check the date.',
+    });
+    const plain = await collect(client.createStream([question()]));
+    assert.deepEqual(plain.slice(0, -1), ['<b>bold</b>']);
+    const unclosed = await collect(client.createStream([question()]));
+    assert.deepEqual(unclosed.slice(0, -1), ['<think>never closed']);
+    assert.equal((unclosed.at(-1) as CreateResult).content, '<think>never closed');
+  });
+
   test('reassembles tool-call deltas split across chunks, by index, with the text as thought', async (t) => {
     const { server, client } = await setup(t);
     server.reply({

@@ -40,6 +40,9 @@ export function toFinishReason(reason: string | null | undefined, hasCalls: bool
   }
 }
 
+const THINK_OPEN = '<think>';
+const THINK_CLOSE = '</think>';
+
 /** Splits a leading `<think>…</think>` block (reasoning models) off the answer text. */
 export function splitThink(text: string): { thought: string | undefined; text: string } {
   const match = /^\s*<think>([\s\S]*?)<\/think>\s*/.exec(text);
@@ -126,6 +129,10 @@ export class StreamAssembler {
   #reasoning = '';
   #finish: string | null | undefined;
   #usage: RequestUsage | undefined;
+  /** Where the answer starts in `#text` once known (after a leading `<think>` block, if any). */
+  #visibleFrom: number | undefined;
+  /** How much of `#text` has been handed out or skipped. */
+  #released = 0;
   /** The slot of the last tool-call delta, for deltas without `index`. */
   #lastIndex: number | undefined;
 
@@ -164,9 +171,46 @@ export class StreamAssembler {
     }
     if (delta.content) {
       this.#text += delta.content;
-      return delta.content;
+      return this.#release();
     }
     return undefined;
+  }
+
+  /**
+   * Text held back so far that the stream should still yield at its end (a `<th` that never became a
+   * `<think>` block, or an unclosed one, which {@link splitThink} leaves in the answer).
+   */
+  flush(): string | undefined {
+    if (this.#visibleFrom !== undefined) return undefined;
+    const { text } = splitThink(this.#text);
+    this.#released = this.#text.length;
+    return text === '' ? undefined : text;
+  }
+
+  /**
+   * The answer text not yet yielded. A leading `<think>…</think>` block (reasoning models such as
+   * Saptiva Cortex, qwen3, DeepSeek R1 write it in the content) is held back, as `result()` moves it to
+   * `thought`: streamed, it reached consumers as if it were the answer.
+   */
+  #release(): string | undefined {
+    const text = this.#text;
+    if (this.#visibleFrom === undefined) {
+      const lead = /^\s*/.exec(text)?.[0].length ?? 0;
+      const rest = text.slice(lead);
+      if (rest.length < THINK_OPEN.length && THINK_OPEN.startsWith(rest)) return undefined; // undecided
+      if (!rest.startsWith(THINK_OPEN)) this.#visibleFrom = 0;
+      else {
+        const close = text.indexOf(THINK_CLOSE, lead + THINK_OPEN.length);
+        if (close < 0) return undefined;
+        const after = close + THINK_CLOSE.length;
+        const start = after + (/^\s*/.exec(text.slice(after))?.[0].length ?? 0);
+        if (start === text.length) return undefined; // only whitespace after the block so far
+        this.#visibleFrom = start;
+      }
+    }
+    const from = Math.max(this.#visibleFrom, this.#released);
+    this.#released = text.length;
+    return from < text.length ? text.slice(from) : undefined;
   }
 
   /**

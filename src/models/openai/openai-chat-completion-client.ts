@@ -311,6 +311,8 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
           { model: this.#options.model },
         );
       }
+      const held = assembler.flush();
+      if (held !== undefined) yield held;
       const result = assembler.result();
       this.#total = addUsage(this.#total, result.usage);
       yield result;
