@@ -34,10 +34,11 @@ export function toolServiceToolType(clients: () => ToolServiceClientCache | unde
     const withName = descriptor['name'] === undefined ? { ...descriptor, name: ctx.key } : descriptor;
     const { tool, warnings } = createToolServiceTool({
       clients: cache,
-      // The config key is the service's id (TrustGraph keys services by it); fill a missing `id`.
+      // The config key is the service's id (TrustGraph keys services by it): tools refer to the key, so
+      // it wins over a different `id` in the item (the registry reports that mismatch as a warning).
       service:
         service && typeof service === 'object' && !Array.isArray(service)
-          ? { id: serviceId, ...service }
+          ? { ...service, id: serviceId }
           : service,
       tool: withName,
     });

@@ -116,6 +116,19 @@ describe('ToolRegistry: loading', () => {
     assert.equal(problem?.code, 'invalid-config');
   });
 
+  test("a tool-service item whose 'id' differs from its key: a warning, and tools that use the key work", async (t) => {
+    const f = await setup(t, { start: false });
+    await f.store.put('tool-service', 'joke-service', { ...jokeService, id: 'jokes' });
+    await f.store.put('tool', 'tell-joke', tool('tell-joke'));
+    await f.registry.start();
+    assert.deepEqual(f.names(), ['tell-joke']);
+    assert.equal((await f.registry.tools.call('tell-joke', { topic: 'x' })).content, 'pun about x');
+    assert.deepEqual(
+      f.registry.problems().map((p) => [p.key, p.severity]),
+      [['tool-service/joke-service', 'warning']],
+    );
+  });
+
   test('a duplicate tool name: the first key wins, the other is reported', async (t) => {
     const f = await setup(t, { start: false });
     await f.store.put('tool-service', 'joke-service', jokeService);
