@@ -244,6 +244,23 @@ test(
 );
 
 test(
+  'timeouts longer than a timer can hold (24.8 days) mean "no practical limit", not an instant timeout',
+  { timeout: 30_000 },
+  async (t) => {
+    // Node runs a setTimeout over 2^31-1 ms after 1 ms; the SDK hands these values to setTimeout.
+    const patient = await mcpServerTools({
+      ...stdioFixtureParams(),
+      timeoutMs: 3_000_000_000,
+      connectTimeoutMs: 3_000_000_000,
+      maxTotalTimeoutMs: 4_000_000_000,
+    });
+    t.after(() => patient.close());
+    const result = await patient.call('slow', { steps: 1, stepMs: 100 });
+    assert.equal(result.isError, false, result.content);
+  },
+);
+
+test(
   'both protocol eras: auto negotiates 2026-07-28 with the fixture, legacy speaks 2025',
   { timeout: 30_000 },
   async (t) => {

@@ -16,6 +16,7 @@ import {
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ToolError, ToolbusError, onAbort } from '../../tools/index.js';
 import {
+  MAX_MCP_TIMEOUT_MS,
   resolveMcpServerParams,
   type McpServerParams,
   type ResolvedMcpServerParams,
@@ -206,7 +207,10 @@ export class McpSession {
     options: McpCallOptions = {},
   ): Promise<CallToolResult> {
     const display = options.displayName ?? name;
-    const timeoutMs = options.timeoutMs ?? this.#params.toolTimeoutsMs[name] ?? this.#params.timeoutMs;
+    const timeoutMs = Math.min(
+      options.timeoutMs ?? this.#params.toolTimeoutsMs[name] ?? this.#params.timeoutMs,
+      MAX_MCP_TIMEOUT_MS,
+    );
     const maxTotalTimeout = Math.max(this.#params.maxTotalTimeoutMs, timeoutMs);
     const { signal, onProgress } = options;
     let used: Client | undefined;

@@ -82,6 +82,12 @@ export interface ResolvedMcpServerParams {
   protocol: 'auto' | 'legacy';
 }
 
+/**
+ * The longest delay `setTimeout` takes (24.8 days). The SDK arms its timers with these values, and Node
+ * fires a longer one after 1 ms: a huge timeout meant as "never" would time out every request at once.
+ */
+export const MAX_MCP_TIMEOUT_MS = 2 ** 31 - 1;
+
 function positive(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
@@ -90,7 +96,7 @@ function positive(name: string, value: unknown, fallback: number): number {
       `MCP server: '${name}' must be a positive number of ms, got ${String(value)}`,
     );
   }
-  return value;
+  return Math.min(value, MAX_MCP_TIMEOUT_MS);
 }
 
 /**
