@@ -75,6 +75,28 @@ describe('ToolUseAgent', () => {
     });
   });
 
+  test('call ids repeated across steps or within one (servers that send none) are made unique in the run', async () => {
+    const model = new ScriptedChatCompletionClient([
+      [call('call_0', 'add', '{"a": 1, "b": 2}'), call('call_0', 'add', '{"a": 3, "b": 4}')],
+      [call('call_0', 'add', '{"a": 5, "b": 6}')],
+      'done',
+    ]);
+    const observed: string[] = [];
+    const agent = new ToolUseAgent({ model, tools: [add] });
+    await agent.run('sums', {
+      onEvent: (e) => (e.type === 'observation' ? observed.push(`${e.callId}=${e.content}`) : undefined),
+    });
+    const last = model.calls[2]!.messages;
+    const sent = last
+      .filter((m): m is AssistantMessage => m instanceof AssistantMessage)
+      .flatMap((m) => (m.content as FunctionCall[]).map((c) => c.id));
+    const answered = results(last).flatMap((m) => m.content.map((r) => `${r.callId}=${r.content}`));
+    assert.equal(new Set(sent).size, 3, `ids ${sent.join(', ')}`);
+    assert.deepEqual(answered, [`${sent[0]}=3`, `${sent[1]}=7`, `${sent[2]}=11`]);
+    assert.equal(sent[0], 'call_0');
+    assert.deepEqual(observed.sort(), [...answered].sort());
+  });
+
   test('runs the calls of a step in parallel, never more than parallelToolCalls at once', async () => {
     let running = 0;
     let peak = 0;

@@ -152,6 +152,7 @@ export class ToolUseAgent implements RunnableAgent {
       ...(typeof input === 'string' ? [new UserMessage({ content: input, source: 'user' })] : input),
     ];
     let iteration = 0;
+    const usedIds = new Set<string>();
     try {
       while (iteration < o.maxIterations) {
         iteration++;
@@ -166,7 +167,7 @@ export class ToolUseAgent implements RunnableAgent {
           });
           return result.content;
         }
-        const prepared = result.content.map((call, i) => prepareCall(call, i, iteration));
+        const prepared = result.content.map((call, i) => prepareCall(call, i, iteration, usedIds));
         const thought = result.thought?.trim();
         emit(onEvent, {
           type: 'thought',
@@ -282,9 +283,20 @@ function errorResult(call: FunctionCall, content: string): ToolResult {
  * Parses a call's argument text. Malformed text is replaced by `{}` in the copy kept in the conversation
  * (providers reject a replayed call whose arguments are not JSON), and the problem is described without
  * quoting the text.
+ *
+ * The call id is made unique within the run: servers that send no ids get them filled per response
+ * (`call_0`, `call_1`, … at every step), and some repeat ids. A repeated id would pair a result with the
+ * wrong call in the conversation (providers reject duplicate `tool_call_id`s) and in the events.
  */
-function prepareCall(call: FunctionCall, index: number, iteration: number): PreparedCall {
-  const id = call.id || `call_${iteration}_${index}`;
+function prepareCall(
+  call: FunctionCall,
+  index: number,
+  iteration: number,
+  usedIds: Set<string>,
+): PreparedCall {
+  let id = call.id && !usedIds.has(call.id) ? call.id : `call_${iteration}_${index}`;
+  for (let n = 2; usedIds.has(id); n++) id = `call_${iteration}_${index}_${n}`;
+  usedIds.add(id);
   const text = call.arguments.trim();
   if (text === '') return { call, sent: { ...call, id, arguments: '{}' }, args: {} };
   let value: unknown;
