@@ -31,6 +31,8 @@ describe('URL templates', () => {
       [{ id: ['a'] }, 'got array'],
       [{ id: '..' }, "must not be '..'"],
       [{ id: '.' }, "must not be '.'"],
+      // '/u/' is another resource (often the collection: think DELETE).
+      [{ id: '' }, 'must not be empty'],
     ] as const) {
       assert.throws(
         () => expandUrlTemplate(t, args, 'probe'),
@@ -38,6 +40,11 @@ describe('URL templates', () => {
           e instanceof ToolError && e.code === 'invalid-arguments' && e.message.includes(fragment),
       );
     }
+  });
+
+  test('an empty value is fine in the query part of a template', () => {
+    const t = parseUrlTemplate('http://h/search?q={q}', 'tool');
+    assert.equal(expandUrlTemplate(t, { q: '' }, 'tool').href, 'http://h/search?q=');
   });
 
   test('rejects templates a model could steer to another host, and malformed ones', () => {

@@ -94,14 +94,16 @@ export function urlTemplateFromParts(
  * included), so a value always stays inside its own segment.
  *
  * @throws ToolError `invalid-arguments` when a value is missing, is not a string, number or boolean,
- *   or is `.`/`..` (which would move up the path).
+ *   or is `.`/`..` (which would move up the path), or is empty in the path (which would name another
+ *   resource).
  */
 export function expandUrlTemplate(
   template: UrlTemplate,
   args: Readonly<Record<string, unknown>>,
   toolName: string,
 ): URL {
-  const text = template.source.replace(PLACEHOLDER, (_whole, name: string) => {
+  const queryAt = template.source.search(/[?#]/);
+  const text = template.source.replace(PLACEHOLDER, (_whole, name: string, offset: number) => {
     const value = args[name];
     if (value === undefined || value === null) {
       throw new ToolError(
@@ -118,6 +120,14 @@ export function expandUrlTemplate(
       );
     }
     const raw = String(value);
+    // An empty path value names another resource: `/items/{id}` would become `/items/`.
+    if (raw === '' && (queryAt < 0 || offset < queryAt)) {
+      throw new ToolError(
+        'invalid-arguments',
+        `tool '${toolName}': argument '${name}' must not be empty (it is part of the URL path)`,
+        { toolName },
+      );
+    }
     if (raw === '.' || raw === '..') {
       throw new ToolError(
         'invalid-arguments',
