@@ -7,6 +7,7 @@ import type { CliCommand, CliIO } from '../command.js';
 import { ExitCode, UsageError } from '../command.js';
 import { parseCommandArgs } from '../args.js';
 import { openBus } from '../connect.js';
+import { resolveSelfImportsToSources } from '../self-import.js';
 import type { DynamicToolService } from '../../services/index.js';
 import type { MessageBus } from '../../bus/index.js';
 
@@ -41,6 +42,7 @@ type ServiceFactory = (bus: MessageBus) => DynamicToolService | Promise<DynamicT
 
 async function loadFactory(specifier: string, io: CliIO): Promise<ServiceFactory> {
   const url = pathToFileURL(resolve(io.cwd, specifier)).href;
+  resolveSelfImportsToSources(); // so `import … from 'toolbus'` works in a checkout without a build
   let mod: { default?: unknown };
   try {
     mod = (await import(url)) as { default?: unknown };

@@ -1,0 +1,65 @@
+/**
+ * "Write your own tool service" from the README, as a newcomer runs it in a checkout (no `npm run build`):
+ * a module that imports `toolbus`, run with `toolbus service`, declared with two config items and called.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startNatsServer } from '../support/nats-server.js';
+import { interrupt, runCli, startCli } from '../support/cli.js';
+
+// The README's echo-service.ts, verbatim.
+const ECHO_SERVICE = `import { DynamicToolService, type MessageBus } from 'toolbus';
+
+export default (bus: MessageBus) =>
+  new DynamicToolService({
+    bus,
+    topic: 'echo',
+    async invoke(user, config, args, ctx) {
+      const times = Number(config.times ?? 1);
+      return \`\${user} said: \${String(args.text)} \`.repeat(times).trim();
+    },
+  });
+`;
+
+test("toolbus service runs the README's echo-service.ts, which imports 'toolbus', from a checkout", async (t) => {
+  const nats = await startNatsServer({ jetstream: true });
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-cli-service-'));
+  const children: ChildProcess[] = [];
+  t.after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await nats.stop();
+    await rm(home, { recursive: true, force: true });
+  });
+  const module = join(home, 'echo-service.ts');
+  await writeFile(module, ECHO_SERVICE);
+  // As in the checkout's root, where the README puts it: an ES module package.
+  await writeFile(join(home, 'package.json'), '{"type":"module"}');
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: home };
+
+  const service = await startCli(['service', module, '--nats', nats.url], env, /running \(1 replica\)/);
+  children.push(service.child);
+
+  const items = [
+    [
+      'tool-service/echo',
+      '{"id":"echo","request-queue":"non-persistent://tg/request/echo","response-queue":"non-persistent://tg/response/echo","config-params":[{"name":"times","required":false}]}',
+    ],
+    [
+      'tool/echo',
+      '{"type":"tool-service","name":"echo","description":"Repeat what the user says","service":"echo","times":2,"arguments":[{"name":"text","type":"string","description":"What to repeat"}]}',
+    ],
+  ] as const;
+  for (const [item, json] of items) {
+    const put = await runCli(['config', 'put', item, '--nats', nats.url], env, json);
+    assert.equal(put.code, 0, put.stderr);
+  }
+  const call = await runCli(['call', 'echo', 'text=hi', '--user', 'bob', '--nats', nats.url], env);
+  assert.equal(call.code, 0, call.stderr);
+  assert.equal(call.stdout, 'bob said: hi bob said: hi\n');
+
+  assert.equal(await interrupt(service.child), 0, service.output());
+});
