@@ -184,6 +184,27 @@ describe('ToolUseAgent', () => {
     assert.equal(model.calls[1]!.tools.length, 0);
   });
 
+  test('an empty answer cut by the token limit or a content filter rejects saying why, not with ""', async () => {
+    const model = new ScriptedChatCompletionClient([
+      { content: '', finishReason: 'length', thought: 'Let me think about this at length…' },
+      [call('c1', 'add', '{"a":1,"b":1}')],
+      { content: '', finishReason: 'content_filter' },
+      { content: '', finishReason: 'stop' },
+    ]);
+    const agent = new ToolUseAgent({ model, tools: [add], maxIterations: 1, reflect: true });
+    await assert.rejects(agent.run('1+1?'), (e: unknown) => {
+      assert.ok(e instanceof ModelError && e.code === 'model-error');
+      assert.match(
+        e.message,
+        /output token limit before writing an answer \(finish reason 'length'\), while reasoning; raise the model's maxTokens/,
+      );
+      return true;
+    });
+    await assert.rejects(agent.run('1+1?'), /content filter withheld the model's answer/);
+    assert.equal(await agent.run('say nothing'), '', 'an empty answer the model chose stays an answer');
+    model.assertDone();
+  });
+
   test('a model failure rejects with its error after an error event', async () => {
     const model = new ScriptedChatCompletionClient([
       () => {

@@ -7,6 +7,8 @@ import {
   FunctionExecutionResult,
   FunctionExecutionResultMessage,
   SystemMessage,
+  FinishReason,
+  ModelError,
   UserMessage,
   abortError,
 } from '../models/index.js';
@@ -158,6 +160,7 @@ export class ToolUseAgent implements RunnableAgent {
         iteration++;
         const result = await this.#create(session, o.tools.list(), signal);
         if (typeof result.content === 'string') {
+          checkAnswer(result);
           emit(onEvent, {
             type: 'answer',
             content: result.content,
@@ -228,7 +231,9 @@ export class ToolUseAgent implements RunnableAgent {
       'without reaching a final answer.';
     if (!o.reflect) return limit;
     const result = await this.#create(session, [], signal);
-    return typeof result.content === 'string' ? result.content : limit;
+    if (typeof result.content !== 'string') return limit;
+    checkAnswer(result);
+    return result.content;
   }
 
   async #create(
@@ -272,6 +277,30 @@ export class ToolUseAgent implements RunnableAgent {
         `tool '${sent.name}' failed: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
+  }
+}
+
+/**
+ * Refuses an empty answer the model did not mean to give: a reasoning model that spent its output
+ * tokens thinking (finish reason `length`), or a provider filter (`content_filter`). Returned as is, the
+ * run "succeeded" with an empty string and the user never learnt why.
+ *
+ * @throws ModelError `model-error` saying why there is no answer and what to change.
+ */
+function checkAnswer(result: CreateResult): void {
+  if (result.content !== '' && String(result.content).trim() !== '') return;
+  if (result.finishReason === FinishReason.Length) {
+    throw new ModelError(
+      'model-error',
+      "the model stopped at its output token limit before writing an answer (finish reason 'length')" +
+        `${result.thought ? ', while reasoning' : ''}; raise the model's maxTokens or shorten the conversation`,
+    );
+  }
+  if (result.finishReason === FinishReason.ContentFilter) {
+    throw new ModelError(
+      'model-error',
+      "the provider's content filter withheld the model's answer (finish reason 'content_filter')",
+    );
   }
 }
 
