@@ -249,7 +249,8 @@ export class ToolServiceClient {
    *
    * Rejects with a `ToolError`: `timeout`, `cancelled` (or the signal's reason when it is a
    * `ToolbusError`), `unavailable` (nobody subscribed, or the bus failed), `tool-error` (the service
-   * replied with an error: a `RemoteToolError` with `remoteType`), `closed` after {@link close}.
+   * replied with an error: a `RemoteToolError` with `remoteType`), `too-large` (the bus refused the
+   * request's size, e.g. NATS max_payload), `closed` after {@link close}.
    */
   call(
     user: string,
@@ -527,6 +528,20 @@ export class ToolServiceClient {
 
   #unavailable(pending: Pending, error: unknown): void {
     if (this.#pending.get(pending.id) !== pending) return;
+    if (isToolbusError(error) && error.code === 'too-large') {
+      // The bus refused the request itself (NATS max_payload): the arguments are at fault, not the
+      // service, and a retry elsewhere would fail the same way.
+      this.#settle(
+        pending,
+        SETTLED_ABANDONED,
+        new ToolError(
+          'too-large',
+          `tool service '${this.#service}': the request is too large to send: ${error.message}`,
+          { cause: error, toolName: pending.toolName },
+        ),
+      );
+      return;
+    }
     this.#stats.unavailable++;
     this.#settle(
       pending,

@@ -1,0 +1,40 @@
+/**
+ * @module ToolServiceClient and DynamicToolService over a real nats-server: what NATS refuses (payload
+ * size, header syntax) must reach the caller as the right error, never as a silent loss.
+ */
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { NatsBus } from '../../src/bus/nats/index.js';
+import { DynamicToolService, ToolServiceClient } from '../../src/services/index.js';
+import { ToolError } from '../../src/tools/index.js';
+import { startNatsServer, type NatsServer } from '../support/nats-server.js';
+
+const queues = { requestQueue: 'request:tg:natscalls', responseQueue: 'response:tg:natscalls' };
+
+describe('tool services on NATS', { timeout: 30_000 }, () => {
+  let server: NatsServer;
+  before(async () => {
+    server = await startNatsServer({ jetstream: false });
+  });
+  after(() => server.stop());
+
+  test('a request above the server max_payload fails at once with too-large, not unavailable', async (t) => {
+    const bus = await NatsBus.connect({ servers: server.url });
+    const service = new DynamicToolService({ bus, ...queues, invoke: () => 'ok' });
+    await service.start();
+    const client = new ToolServiceClient(bus, { ...queues, timeoutMs: 10_000 });
+    t.after(async () => {
+      await client.close();
+      await service.stop();
+      await bus.close();
+    });
+    const max = bus.connection.info!.max_payload;
+    await assert.rejects(client.call('u', {}, { text: 'x'.repeat(max + 1) }), (e: unknown) => {
+      assert.ok(e instanceof ToolError);
+      assert.equal(e.code, 'too-large');
+      assert.match(e.message, /max_payload/);
+      return true;
+    });
+    assert.equal(await client.call('u', {}, { text: 'small' }), 'ok');
+  });
+});
