@@ -511,6 +511,68 @@ describe('ToolRegistry: lifecycle', () => {
     assert.deepEqual(registry.problems(), []);
   });
 
+  test("a failing list ends that attempt's watch, however often it is retried", async (t) => {
+    const inner = new MemoryConfigStore();
+    let failLists = 0;
+    let open = 0; // watches opened and not yet ended
+    const breakers: ((error: unknown) => void)[] = [];
+    const store: ConfigStore = {
+      put: (type, key, value, options) => inner.put(type, key, value, options),
+      get: (type, key) => inner.get(type, key),
+      list: (type) => {
+        if (failLists <= 0) return inner.list(type);
+        failLists--;
+        return Promise.reject(new ToolbusError('store-error', 'list failed'));
+      },
+      delete: (type, key, options) => inner.delete(type, key, options),
+      revision: () => inner.revision(),
+      close: () => inner.close(),
+      watch(options) {
+        const it = inner.watch(options)[Symbol.asyncIterator]();
+        open++;
+        let ended = false;
+        const end = (): void => {
+          if (ended) return;
+          ended = true;
+          open--;
+        };
+        const broken = new Promise<never>((_resolve, reject) => breakers.push(reject));
+        broken.catch(() => undefined);
+        return {
+          [Symbol.asyncIterator]: (): AsyncIterator<ConfigChange> => ({
+            next: () =>
+              Promise.race([it.next(), broken]).catch((error: unknown) => {
+                end();
+                throw error;
+              }),
+            return: () => (end(), it.return!()),
+          }),
+        };
+      },
+    };
+    failLists = 1; // the first load fails: start rejects, and its watch is ended
+    const failed = new ToolRegistry({ store, debounceMs: 1, retryMs: 5 });
+    await assert.rejects(failed.start(), { code: 'store-error' });
+    assert.equal(open, 0);
+    await failed.close();
+
+    const registry = new ToolRegistry({ store, debounceMs: 1, retryMs: 5 });
+    t.after(async () => {
+      await registry.close();
+      await inner.close();
+    });
+    await registry.start();
+    assert.equal(open, 1);
+    failLists = 5; // the live watch breaks, then five re-lists fail before one succeeds
+    breakers.at(-1)!(new ToolbusError('store-error', 'the disk went away'));
+    for (let i = 0; i < 400; i++) {
+      if (failLists === 0 && !registry.problems().some((p) => p.key === 'store')) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.equal(failLists, 0);
+    assert.equal(open, 1);
+  });
+
   test('after close, store changes no longer reach the tool set', async (t) => {
     const store = new MemoryConfigStore();
     const price = new FunctionTool(() => 1, { name: 'p', description: 'p', parameters: z.object({}) });

@@ -3,7 +3,7 @@
  * follows every change without a restart.
  */
 import type { BusSubscription, MessageBus } from '../bus/index.js';
-import type { ConfigChange, ConfigStore } from '../config/index.js';
+import type { ConfigChange, ConfigItem, ConfigStore } from '../config/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
 import {
@@ -278,8 +278,17 @@ export class ToolRegistry {
     try {
       while (!signal.aborted) {
         try {
+          // Watch before listing, so no change between the two is missed.
           const watch = this.#store.watch({ signal });
-          const items = await this.#store.list();
+          let items: ConfigItem[];
+          try {
+            items = await this.#store.list();
+          } catch (error) {
+            // End the watch opened for this attempt, or every retry would leave one open (buffering
+            // changes, or holding a consumer on the server) until the registry closes.
+            await Promise.resolve(watch[Symbol.asyncIterator]().return?.()).catch(() => undefined);
+            throw error;
+          }
           const config = new Map<string, Map<string, StoredItem>>();
           for (const item of items) {
             let byKey = config.get(item.type);
