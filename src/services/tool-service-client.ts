@@ -562,7 +562,10 @@ export class ToolServiceClient {
     if (this.#pending.get(pending.id) !== pending) return;
     this.#settle(pending, SETTLED_ABANDONED, notify ? error : undefined);
     this.#bus
-      .publish(this.#cancelTopic, '', { [WireProperty.Id]: pending.id, [WireProperty.Cancel]: error.message })
+      .publish(this.#cancelTopic, '', {
+        [WireProperty.Id]: pending.id,
+        [WireProperty.Cancel]: cancelReasonOf(error.message),
+      })
       .catch(() => undefined);
   }
 
@@ -657,6 +660,16 @@ export class ToolServiceClient {
 function cancelledError(reason: unknown, service: string, toolName: string | undefined): ToolbusError {
   if (reason instanceof ToolbusError) return reason;
   return new ToolError('cancelled', `tool service '${service}': call cancelled`, { cause: reason, toolName });
+}
+
+/**
+ * The `cancel` property for a reason: one line (NATS headers cannot carry a line break, and a refused
+ * cancellation would be lost silently, leaving the service running until the deadline), at most 500
+ * characters.
+ */
+function cancelReasonOf(message: string): string {
+  const line = message.replace(/\s*[\r\n]+\s*/g, ' ');
+  return line.length > 500 ? `${line.slice(0, 500)}…` : line;
 }
 
 function checkTimeout(value: number, name: string): void {

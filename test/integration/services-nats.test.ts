@@ -6,7 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { NatsBus } from '../../src/bus/nats/index.js';
 import { DynamicToolService, ToolServiceClient } from '../../src/services/index.js';
-import { ToolError } from '../../src/tools/index.js';
+import { ToolError, ToolbusError } from '../../src/tools/index.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 
 const queues = { requestQueue: 'request:tg:natscalls', responseQueue: 'response:tg:natscalls' };
@@ -36,5 +36,41 @@ describe('tool services on NATS', { timeout: 30_000 }, () => {
       return true;
     });
     assert.equal(await client.call('u', {}, { text: 'small' }), 'ok');
+  });
+
+  test('a cancellation whose reason spans several lines still reaches the service', async (t) => {
+    const bus = await NatsBus.connect({ servers: server.url });
+    let seen!: (reason: unknown) => void;
+    const serviceAborted = new Promise<unknown>((r) => (seen = r));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const service = new DynamicToolService({
+      bus,
+      ...queues,
+      invoke: (_u, _c, _a, ctx) =>
+        new Promise((_, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            seen(ctx.signal.reason);
+            reject(ctx.signal.reason as Error);
+          });
+          started();
+        }),
+    });
+    await service.start();
+    const client = new ToolServiceClient(bus, { ...queues, timeoutMs: 5_000 });
+    t.after(async () => {
+      await client.close();
+      await service.stop({ signal: AbortSignal.abort() });
+      await bus.close();
+    });
+    const controller = new AbortController();
+    const call = client.call('u', {}, {}, { signal: controller.signal });
+    await running;
+    controller.abort(new ToolError('cancelled', 'the user pressed stop\r\nin the chat window'));
+    await assert.rejects(call, (e: unknown) => e instanceof ToolbusError && e.code === 'cancelled');
+    const reason = await serviceAborted;
+    assert.ok(reason instanceof ToolbusError);
+    assert.equal(reason.code, 'cancelled');
+    assert.match(reason.message, /the user pressed stop in the chat window/);
   });
 });
