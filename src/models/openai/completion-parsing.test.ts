@@ -94,6 +94,27 @@ test('streamed parallel calls without an index (Gemini compatibility) stay separ
   ]);
 });
 
+test("a refusal (OpenAI's refusal field, whole or streamed) is the answer text, not an empty answer", () => {
+  const whole = parseCompletion(
+    completion({ role: 'assistant', content: null, refusal: "I can't help with that." }),
+    identity,
+  );
+  assert.equal(whole.content, "I can't help with that.");
+  const a = new StreamAssembler(identity);
+  const pieces = ["I can't", ' help with that.'].map(
+    (refusal) =>
+      ({
+        choices: [{ index: 0, delta: { refusal }, finish_reason: null }],
+      }) as unknown as ChatCompletionChunk,
+  );
+  assert.deepEqual(
+    pieces.map((p) => a.push(p)),
+    ["I can't", ' help with that.'],
+  );
+  a.push({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] } as unknown as ChatCompletionChunk);
+  assert.equal(a.result().content, "I can't help with that.");
+});
+
 test('retry-after: milliseconds header, seconds, HTTP date, garbage', () => {
   assert.equal(retryAfterMsOf(new Headers({ 'retry-after-ms': '250', 'retry-after': '9' })), 250);
   assert.equal(retryAfterMsOf(new Headers({ 'retry-after': '1.5' })), 1500);

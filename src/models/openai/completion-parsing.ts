@@ -104,7 +104,8 @@ export function parseCompletion(completion: ChatCompletion, decode: NameDecoder)
     });
   });
   return build(
-    message?.content ?? '',
+    // A refusal (OpenAI sends it instead of content) is what the model said; dropped, the answer was ''.
+    message?.content || message?.refusal || '',
     calls,
     extra.reasoning_content ?? extra.reasoning ?? undefined,
     choice?.finish_reason,
@@ -169,8 +170,10 @@ export class StreamAssembler {
       if (name && name !== call.name) call.name += name;
       call.arguments += argumentsText(piece.function?.arguments);
     }
-    if (delta.content) {
-      this.#text += delta.content;
+    // A refusal streams in its own field, instead of content; it is the answer text all the same.
+    const text = delta.content || (delta as { refusal?: string | null }).refusal;
+    if (text) {
+      this.#text += text;
       return this.#release();
     }
     return undefined;
