@@ -243,6 +243,18 @@ test(
   },
 );
 
+test('include: a name the server does not offer is reported in problems', { timeout: 30_000 }, async (t) => {
+  const some = await mcpServerTools(stdioFixtureParams(), { include: ['echo', 'ecco'] });
+  t.after(() => some.close());
+  assert.deepEqual(
+    some.list().map((tool) => tool.name),
+    ['echo'],
+  );
+  assert.equal(some.problems.length, 1);
+  assert.equal(some.problems[0]?.remoteName, 'ecco');
+  assert.match(some.problems[0]?.message ?? '', /offers no tool 'ecco'/);
+});
+
 test(
   'timeouts longer than a timer can hold (24.8 days) mean "no practical limit", not an instant timeout',
   { timeout: 30_000 },

@@ -22,7 +22,7 @@ import type { McpServerParams } from './server-params.js';
 export interface McpServerToolsOptions extends McpSessionOptions {
   /** Aborts connecting and the first listing. @default none */
   signal?: AbortSignal;
-  /** Keep only these remote tool names. @default every tool */
+  /** Keep only these remote tool names (one the server lacks is listed in `problems`). @default every tool */
   include?: readonly string[];
   /** Prepended to every model-facing name, e.g. `files_`. @default '' */
   namePrefix?: string;
@@ -71,7 +71,7 @@ export class McpServerTools implements ToolProvider, Iterable<Tool> {
     return this.#session;
   }
 
-  /** Tools the server offers that could not be used, with the reason. */
+  /** Tools the server offers that could not be used, and `include` names it does not offer, with the reason. */
   get problems(): readonly McpToolProblem[] {
     return this.#problems;
   }
@@ -147,6 +147,15 @@ export class McpServerTools implements ToolProvider, Iterable<Tool> {
     this.#fingerprint = fingerprint;
     const tools: McpTool[] = [];
     const problems: McpToolProblem[] = [];
+    // A name in `include` that the server does not offer (a typo, a renamed tool) must not vanish silently.
+    for (const wanted of include ?? []) {
+      if (!defs.some((d) => d.name === wanted)) {
+        problems.push({
+          remoteName: wanted,
+          message: `MCP server '${this.#session.id}' offers no tool '${wanted}' (named in include)`,
+        });
+      }
+    }
     for (const def of kept) {
       try {
         tools.push(
