@@ -2,7 +2,8 @@
 /**
  * @module `toolbus` command-line entry: dispatches to one module per command in `commands/`.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from './command.js';
 
 /** Commands, loaded lazily so `toolbus config` does not load the MCP SDK; summaries for `--help`. */
@@ -93,8 +94,18 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   }
 }
 
-const isEntry =
-  process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+/** True when node runs this file as its main script; through a symlinked path too (argv[1] keeps the link). */
+function isMainScript(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+const isEntry = isMainScript();
 if (isEntry) {
   const controller = new AbortController();
   let interrupts = 0;

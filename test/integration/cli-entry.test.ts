@@ -1,0 +1,26 @@
+/**
+ * The CLI entry point runs however node is pointed at it, e.g. through a symlinked folder (a home
+ * directory or a checkout reached by a link), where argv[1] keeps the link and import.meta.url does not.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../support/cli.js';
+
+test('src/cli/main.ts run through a symlinked path still runs the command (it printed nothing, exit 0)', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'toolbus-cli-entry-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const link = join(dir, 'checkout');
+  await symlink(ROOT, link, 'dir');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(link, 'src/cli/main.ts'), '--version'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  assert.equal(run.stdout, `${version}\n`, run.stderr);
+  assert.equal(run.status, 0);
+});
