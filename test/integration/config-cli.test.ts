@@ -102,6 +102,12 @@ describe('toolbus config (child process)', () => {
     assert.match(get.stderr, /item 'prompt\/greet' not found/);
   });
 
+  test('a file saved with a UTF-8 byte-order mark (Windows editors) is accepted', async () => {
+    const put = await toolbus(home, ['put', 'prompt/bom'], '\uFEFF' + JSON.stringify({ template: 'Hi' }));
+    assert.equal(put.code, 0, put.stderr);
+    assert.deepEqual(JSON.parse((await toolbus(home, ['get', 'prompt/bom'])).stdout), { template: 'Hi' });
+  });
+
   test('bad JSON exits 1 with the line and column of the error', async () => {
     const r = await toolbus(home, ['put', 'tool/broken'], '{\n  "name": "x",\n  "type": \n}');
     assert.equal(r.code, 1);

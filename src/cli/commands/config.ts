@@ -265,7 +265,10 @@ async function readValue(inline: string | undefined, values: Flags, io: CliIO): 
   const chunks: Buffer[] = [];
   for await (const chunk of io.stdin)
     chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  const text = Buffer.concat(chunks).toString('utf8');
+  // Editors on Windows save JSON with a byte-order mark, which JSON.parse rejects as an invisible token.
+  const text = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   if (text.trim() === '')
     throw new UsageError('missing value: stdin was empty; pipe a JSON value (< item.json)');
   return text;
