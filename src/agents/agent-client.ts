@@ -31,7 +31,7 @@ export interface AgentClientOptions {
   requestQueue?: string;
   /** @default DEFAULT_AGENT_RESPONSE_QUEUE ('non-persistent://tg/response/agent') */
   responseQueue?: string;
-  /** @default DEFAULT_AGENT_TIMEOUT_MS (600 000) */
+  /** Positive ms; `Infinity` (or more than ~24.8 days) sets no local timer. @default DEFAULT_AGENT_TIMEOUT_MS (600 000) */
   timeoutMs?: number;
   /** @default DEFAULT_MAX_BUFFERED_EVENTS (10 000) */
   maxBufferedEvents?: number;
@@ -88,7 +88,7 @@ export class AgentClient {
     this.#responseQueue = options.responseQueue ?? DEFAULT_AGENT_RESPONSE_QUEUE;
     canonicalTopic(this.#responseQueue);
     this.#cancelTopic = cancelTopicOf(this.#requestQueue);
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
+    this.#timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS, 'AgentClient');
     this.#maxBuffered = options.maxBufferedEvents ?? DEFAULT_MAX_BUFFERED_EVENTS;
   }
 
@@ -170,10 +170,12 @@ export class AgentClient {
   ): AsyncGenerator<AgentStreamEvent, void, undefined> {
     const trace = new Error();
     if (this.#closed) throw new ToolbusError('closed', 'agent client is closed');
-    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const timeoutMs =
+      options.timeoutMs === undefined ? this.#timeoutMs : checkTimeout(options.timeoutMs, 'AgentClient.ask');
     const signal = AbortSignal.any([
       ...(options.signal ? [options.signal] : []),
-      AbortSignal.timeout(timeoutMs),
+      // A longer timer would fire after 1 ms (Node clamps it); beyond ~24.8 days means no local timer.
+      ...(timeoutMs <= MAX_TIMER_MS ? [AbortSignal.timeout(timeoutMs)] : []),
     ]);
     if (signal.aborted) throw abortError(signal, 'agent question');
     if (!this.#subscription) {
@@ -226,6 +228,8 @@ export class AgentClient {
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       const deadline = Date.now() + timeoutMs;
+      const properties: Record<string, string> = { [WireProperty.Id]: id };
+      if (Number.isFinite(deadline)) properties[WireProperty.Deadline] = String(deadline);
       await this.#bus.publish(
         this.#requestQueue,
         encodeAgentRequest({
@@ -234,7 +238,7 @@ export class AgentClient {
           ...(options.history ? { history: [...options.history] } : {}),
           streaming: options.streaming ?? false,
         }),
-        { [WireProperty.Id]: id, [WireProperty.Deadline]: String(deadline) },
+        properties,
         {
           onUnavailable: (error) =>
             fail(
@@ -302,6 +306,20 @@ export class AgentClient {
     }
     pending.onResponse(response);
   }
+}
+
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timeout must be a positive number of ms (`Infinity`: none); anything else fails with a clear error. */
+function checkTimeout(value: number, who: string): number {
+  if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
+    throw new ToolbusError(
+      'invalid-arguments',
+      `${who}: 'timeoutMs' must be a positive number of milliseconds (Infinity for none), got ${String(value)}`,
+    );
+  }
+  return value;
 }
 
 function toEvent(response: AgentResponse): AgentStreamEvent {

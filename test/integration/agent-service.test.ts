@@ -441,3 +441,37 @@ test('a deadline further away than setTimeout allows does not end the run at onc
   while (replies.length === 0) await new Promise((r) => setTimeout(r, 5));
   assert.match(replies[0]!, /"message_type":"answer","content":"done far"/);
 });
+
+test('a client timeout longer than setTimeout allows (or Infinity) does not time out at once; a bad one is refused clearly', async (t) => {
+  const bus = new MemoryBus();
+  t.after(() => bus.close());
+  const deadlines: (string | undefined)[] = [];
+  const sub = await bus.subscribe('non-persistent://tg/request/agent', (m) => {
+    deadlines.push(m.properties[WireProperty.Deadline]);
+  });
+  t.after(() => sub.unsubscribe());
+  const service = new AgentService({
+    bus,
+    agent: {
+      run: async (question) => {
+        await new Promise((r) => setTimeout(r, 20));
+        return `done ${question}`;
+      },
+    },
+  });
+  await service.start();
+  t.after(() => service.close());
+  const client = new AgentClient(bus, { timeoutMs: 30 * 24 * 3600 * 1000 }); // 30 days
+  t.after(() => client.close());
+  assert.equal(await client.ask('far'), 'done far');
+  assert.equal(await client.ask('never', { timeoutMs: Infinity }), 'done never');
+  assert.ok(Number(deadlines[0]) > Date.now() + 29 * 24 * 3600 * 1000);
+  assert.equal(deadlines[1], undefined, 'no deadline property when there is no timeout');
+  for (const bad of [0, -5, Number.NaN]) {
+    await assert.rejects(client.ask('x', { timeoutMs: bad }), {
+      code: 'invalid-arguments',
+      message: /'timeoutMs' must be a positive number of milliseconds/,
+    });
+    assert.throws(() => new AgentClient(bus, { timeoutMs: bad }), { code: 'invalid-arguments' });
+  }
+});
