@@ -39,6 +39,15 @@ describe('tool-service descriptors', () => {
     assert.throws(() => parseToolServiceDescriptor(null), invalid(/must be a JSON object, got null/));
     assert.throws(() => parseToolServiceDescriptor('{'), invalid(/not valid JSON/));
     assert.throws(
+      () =>
+        parseToolServiceDescriptor({
+          id: 'loop',
+          'request-queue': 'non-persistent://tg/request/loop',
+          'response-queue': 'request:tg:loop',
+        }),
+      invalid(/tool service 'loop': request queue and response queue are the same topic 'request:tg:loop'/),
+    );
+    assert.throws(
       () => parseToolServiceDescriptor({ 'request-queue': 'a' }),
       invalid(/field 'id' must be a non-empty string/),
     );

@@ -6,6 +6,7 @@
 import { parseTopic } from '../bus/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
 import { ToolbusError } from '../tools/index.js';
+import { checkQueuePair } from './wire.js';
 
 /** One config param a tool service accepts (`config-params[]`). */
 export interface ToolServiceConfigParam {
@@ -92,6 +93,7 @@ export function parseToolServiceDescriptor(value: unknown): ToolServiceDescripto
   const where = `tool service '${idValue}'`;
   const requestQueue = queueField(object, 'request-queue', where);
   const responseQueue = queueField(object, 'response-queue', where);
+  checkQueuePair(requestQueue, responseQueue, where);
   const rawParams = object['config-params'] ?? [];
   if (!Array.isArray(rawParams)) {
     throw invalid(`${where}: field 'config-params' must be an array, got ${describe(rawParams)}`);

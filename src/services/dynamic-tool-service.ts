@@ -14,6 +14,7 @@ import {
   WireErrorType,
   WireProperty,
   cancelTopicOf,
+  checkQueuePair,
   decodeEnvelopeObject,
   decodeRequest,
   encodeResponse,
@@ -319,7 +320,10 @@ export class DynamicToolService {
     unreadable: 0,
   };
 
-  /** @throws ToolbusError `invalid-config` for a bad queue name, `concurrency` or `maxQueued`. */
+  /**
+   * @throws ToolbusError `invalid-config` for a bad queue name, one topic for both queues, `concurrency` or
+   * `maxQueued`.
+   */
   constructor(options: DynamicToolServiceOptions) {
     this.#options = resolveOptions(options);
     this.#announce = options.announce;
@@ -695,7 +699,7 @@ function resolveOptions(options: DynamicToolServiceOptions): ResolvedOptions {
   const requestQueue = options.requestQueue ?? defaults.requestQueue;
   const responseQueue = options.responseQueue ?? defaults.responseQueue;
   const requestParts = parseTopic(requestQueue).parts;
-  parseTopic(responseQueue);
+  checkQueuePair(requestQueue, responseQueue, `tool service '${options.id ?? requestQueue}'`);
   const concurrency = options.concurrency ?? DEFAULT_TOOL_SERVICE_CONCURRENCY;
   const maxQueued = options.maxQueued ?? DEFAULT_TOOL_SERVICE_MAX_QUEUED;
   if (!Number.isInteger(concurrency) || concurrency < 1) {

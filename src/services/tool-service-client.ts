@@ -18,6 +18,7 @@ import {
   WireErrorType,
   WireProperty,
   cancelTopicOf,
+  checkQueuePair,
   decodeResponse,
   encodeRequest,
   fromWireError,
@@ -206,13 +207,13 @@ export class ToolServiceClient {
     malformed: 0,
   };
 
-  /** @throws ToolbusError `invalid-config` for a bad queue name or `timeoutMs`. */
+  /** @throws ToolbusError `invalid-config` for a bad queue name, one topic for both queues, or a bad `timeoutMs`. */
   constructor(bus: MessageBus, options: ToolServiceClientOptions) {
     this.#bus = bus;
     this.#requestQueue = options.requestQueue;
     this.#responseQueue = options.responseQueue;
     this.#service = canonicalTopic(options.requestQueue);
-    canonicalTopic(options.responseQueue);
+    checkQueuePair(options.requestQueue, options.responseQueue, `tool service client of '${this.#service}'`);
     this.#cancelTopic = cancelTopicOf(options.requestQueue);
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TOOL_SERVICE_TIMEOUT_MS;
     checkTimeout(this.#timeoutMs, 'timeoutMs');

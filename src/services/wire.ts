@@ -238,6 +238,21 @@ export function cancelTopicOf(requestQueue: string): string {
 }
 
 /**
+ * Checks that a service's request and response queues are two topics: with one topic for both, the
+ * service would take its own responses for requests and answer them, forever.
+ * @throws ToolbusError `invalid-config` naming the topic; `where` says whose queues they are.
+ */
+export function checkQueuePair(requestQueue: string, responseQueue: string, where: string): void {
+  const topic = canonicalTopic(requestQueue);
+  if (topic !== canonicalTopic(responseQueue)) return;
+  throw new ToolbusError(
+    'invalid-config',
+    `${where}: request queue and response queue are the same topic '${topic}'; expected two topics, ` +
+      `e.g. 'non-persistent://tg/request/joke' and 'non-persistent://tg/response/joke'`,
+  );
+}
+
+/**
  * The bus group the replicas of the service on `requestQueue` share, so each request reaches one of
  * them: `tool-service:` plus the canonical request queue.
  */

@@ -714,6 +714,20 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
       () => new ToolServiceClient(bus, { requestQueue: 'bad queue', responseQueue: 'r' }),
       (e: unknown) => e instanceof ToolbusError && e.code === 'invalid-config',
     );
+    // One topic for both would feed the service its own responses as requests, forever.
+    const same = { requestQueue: 'non-persistent://tg/request/x', responseQueue: 'request:tg:x' };
+    for (const create of [
+      () => new DynamicToolService({ bus, ...same }),
+      () => new ToolServiceClient(bus, same),
+    ]) {
+      assert.throws(
+        create,
+        (e: unknown) =>
+          e instanceof ToolbusError &&
+          e.code === 'invalid-config' &&
+          /request queue and response queue are the same topic 'request:tg:x'/.test(e.message),
+      );
+    }
     assert.throws(
       () => new ToolServiceClient(bus, { ...queues, timeoutMs: -1 }),
       (e: unknown) =>
