@@ -92,6 +92,7 @@ describe('mcpServerTools over stdio (fixture server)', { timeout: 60_000 }, () =
     assert.equal(late.isError, true);
     assert.equal(late.error?.code, 'timeout');
     assert.match(late.content, /timed out after 400 ms without progress and was cancelled/);
+    assert.equal(late.error?.toolName, 'slow', 'code branching on the error sees which tool timed out');
     // Progress resets the timeout only up to the total cap.
     const capped = await mcp.call('slow', { steps: 40, stepMs: 100 });
     assert.equal(capped.error?.code, 'timeout');

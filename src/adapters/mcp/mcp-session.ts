@@ -302,24 +302,26 @@ export class McpSession {
       return new ToolError(
         'timeout',
         `${what} on MCP server '${this.id}' timed out after ${timeoutMs ?? this.#params.timeoutMs} ms without progress and was cancelled`,
-        { cause: error },
+        { cause: error, ...(toolName ? { toolName } : {}) },
       );
     }
     if (isConnectionLoss(error)) {
       return new ToolError(
         'unavailable',
         `${what}: MCP server '${this.id}' is unavailable: ${String(error)}`,
-        {
-          cause: error,
-        },
+        { cause: error, ...(toolName ? { toolName } : {}) },
       );
     }
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof ProtocolError) {
-      return new ToolError('tool-error', `${what} on MCP server '${this.id}': ${message}`, { cause: error });
+      return new ToolError('tool-error', `${what} on MCP server '${this.id}': ${message}`, {
+        cause: error,
+        ...(toolName ? { toolName } : {}),
+      });
     }
     return new ToolError('tool-error', `${what} on MCP server '${this.id}' failed: ${message}`, {
       cause: error,
+      ...(toolName ? { toolName } : {}),
     });
   }
 
