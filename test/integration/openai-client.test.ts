@@ -600,6 +600,14 @@ describe('OpenAIChatCompletionClient: errors, retries, cancellation', () => {
     await server.requests[1]?.closed;
   });
 
+  test('a timeoutMs beyond what setTimeout allows does not time out at once', async (t) => {
+    const { server, client } = await setup(t, { timeoutMs: 30 * 24 * 3600 * 1000 }); // 30 days
+    server.reply({ json: chatCompletion({ content: 'Hello!' }) }, { sse: textStream(['Hel', 'lo!']) });
+    assert.equal((await client.create([question()])).content, 'Hello!');
+    const streamed = await collect(client.createStream([question()]));
+    assert.equal((streamed.at(-1) as CreateResult).content, 'Hello!');
+  });
+
   test('cancelling during a retry wait ends the wait', async (t) => {
     const { server, client } = await setup(t, { retryBaseDelayMs: 60_000, maxRetryDelayMs: 120_000 });
     server.reply({ status: 500, json: errorBody('boom', 'server_error') });

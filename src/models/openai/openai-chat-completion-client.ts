@@ -39,6 +39,9 @@ export const DEFAULT_MAX_RETRY_DELAY_MS = 30_000;
 /** The whole-call deadline, retries and streaming included. */
 export const DEFAULT_MODEL_TIMEOUT_MS = 600_000;
 
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The model info assumed for a model the caller does not describe: tools and JSON, no vision. */
 export const DEFAULT_OPENAI_MODEL_INFO: Readonly<ModelInfo> = Object.freeze({
   functionCalling: true,
@@ -86,7 +89,10 @@ export interface OpenAIChatCompletionClientOptions {
    * `rate-limited` and `retryAfterMs`, so the caller decides. @default DEFAULT_MAX_RETRY_DELAY_MS (30 000)
    */
   maxRetryDelayMs?: number;
-  /** Deadline of a whole `create`/`createStream` call, retries included. @default DEFAULT_MODEL_TIMEOUT_MS (600 000) */
+  /**
+   * Deadline of a whole `create`/`createStream` call, retries included; more than ~24.8 days (setTimeout's
+   * maximum) means none. @default DEFAULT_MODEL_TIMEOUT_MS (600 000)
+   */
   timeoutMs?: number;
   /** Sent as `parallel_tool_calls` when tools are offered. @default undefined (the server's default) */
   parallelToolCalls?: boolean;
@@ -239,7 +245,8 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       baseURL,
       // One retry loop, ours: the SDK's would multiply attempts and ignore our backoff bounds.
       maxRetries: 0,
-      timeout: this.#options.timeoutMs,
+      // The SDK arms a setTimeout with it, which Node clamps to 1 ms beyond MAX_TIMER_MS.
+      timeout: Math.min(this.#options.timeoutMs, MAX_TIMER_MS),
       ...(options.defaultHeaders ? { defaultHeaders: { ...options.defaultHeaders } } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
@@ -459,14 +466,18 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     const controller = new AbortController();
     const active = this.#active;
     active.add(controller);
-    const timer = setTimeout(() => {
-      controller.abort(
-        new ToolbusError(
-          'timeout',
-          `model '${model}': no complete response within ${timeoutMs} ms (timeoutMs)`,
-        ),
-      );
-    }, timeoutMs);
+    // Beyond setTimeout's maximum (~24.8 days) a timer would fire after 1 ms: no deadline then.
+    const timer =
+      timeoutMs > MAX_TIMER_MS
+        ? undefined
+        : setTimeout(() => {
+            controller.abort(
+              new ToolbusError(
+                'timeout',
+                `model '${model}': no complete response within ${timeoutMs} ms (timeoutMs)`,
+              ),
+            );
+          }, timeoutMs);
     const unwatch =
       callerSignal === undefined
         ? undefined
