@@ -5,15 +5,25 @@
 import type { CliIO } from './command.js';
 import type { ToolProvider } from '../tools/index.js';
 import { ToolRegistry } from '../registry/index.js';
-import { openBus, openConfigStore } from './connect.js';
+import { busNatsUrl, openBus, openConfigStore } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
 
 /** A registry's tools plus a way to close what was opened. */
 export interface LocalTools {
   tools: ToolProvider;
   problems(): readonly { key: string; message: string }[];
+  /**
+   * Set when the bus is this process's own in-memory one (no `--nats`): tool services that run in
+   * another process, e.g. in `toolbus up`, cannot be reached, and this says what to do instead.
+   */
+  privateBusNote: string | undefined;
   close(): Promise<void>;
 }
+
+/** Why a tool service is unavailable to a command that opened its own in-memory bus, and the fix. */
+export const PRIVATE_BUS_NOTE =
+  "without --nats this command has its own in-memory bus, so tool services running in another process (such as 'toolbus up') " +
+  'cannot answer it; run them and this command with the same --nats URL';
 
 /** Opens the store and bus named by the flags and loads the registry from them. */
 export async function openLocalTools(
@@ -40,6 +50,7 @@ export async function openLocalTools(
   return {
     tools: registry.tools,
     problems: () => registry.problems(),
+    privateBusNote: busNatsUrl(flags, io) === undefined ? PRIVATE_BUS_NOTE : undefined,
     async close() {
       await registry.close();
       await store.close();

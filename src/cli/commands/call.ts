@@ -151,8 +151,10 @@ export const command: CliCommand = {
     const [name, ...words] = positionals;
     if (!name) throw new UsageError('name the tool to call, e.g. toolbus call tell-joke topic=cats');
     let result: CallOutput;
+    let privateBusNote: string | undefined;
     if (values.nats !== undefined || values.store !== undefined) {
       const local = await openLocalTools({ nats: values.nats, store: values.store }, io);
+      privateBusNote = local.privateBusNote;
       try {
         const tool = local.tools.get(name);
         const props = (tool?.schema.parameters.properties ?? {}) as Record<string, PropertySchema>;
@@ -175,6 +177,9 @@ export const command: CliCommand = {
     else if (result.isError)
       io.stderr.write(`error${result.code ? ` (${result.code})` : ''}: ${result.content}\n`);
     else io.stdout.write(result.content.endsWith('\n') ? result.content : result.content + '\n');
+    if (result.code === 'unavailable' && privateBusNote) {
+      io.stderr.write(`note: ${privateBusNote}, or leave out --store to call through the running toolbus\n`);
+    }
     return result.isError ? ExitCode.Error : ExitCode.Ok;
   },
 };

@@ -15,6 +15,8 @@ const help = `Usage: toolbus mcp serve [--nats URL | --store PATH]
 serve    Serve every tool of the registry (config tools, tool services on the bus, announced
          services) to an MCP client over stdin/stdout. The tool list follows config changes
          (notifications/tools/list_changed). Logs go to stderr; stdout carries MCP only.
+         Tool services in other processes answer only over a shared bus (--nats); to serve the
+         embedded 'toolbus up', connect the MCP client to its http://127.0.0.1:8888/mcp instead.
 import   Connect to the MCP server in config item mcp/<id> and write one tool/<name> item of type
          mcp-tool for each of its tools, with arguments from the server's schema.
 
@@ -28,7 +30,8 @@ ${CONNECTION_FLAGS_HELP}
 Examples:
   toolbus config put mcp/everything '{"command":"npx","args":["-y","@modelcontextprotocol/server-everything"]}'
   toolbus mcp import everything --prefix everything_
-  claude mcp add toolbus -- toolbus mcp serve --store ./.toolbus/config.db
+  claude mcp add toolbus -- toolbus mcp serve --nats nats://127.0.0.1:4222
+  claude mcp add --transport http toolbus http://127.0.0.1:8888/mcp
 `;
 
 function waitForEnd(io: CliIO): Promise<void> {
@@ -55,6 +58,11 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     for (const problem of local.problems())
       io.stderr.write(`toolbus mcp serve: ${problem.key}: ${problem.message}\n`);
     io.stderr.write(`toolbus mcp serve: serving ${local.tools.list().length} tools over stdio\n`);
+    if (local.privateBusNote) {
+      io.stderr.write(
+        `toolbus mcp serve: note: ${local.privateBusNote}, or connect the MCP client to the running toolbus's /mcp endpoint (http://127.0.0.1:8888/mcp by default)\n`,
+      );
+    }
     const bridge = serveMcpStdio(local.tools, {
       stdin: io.stdin,
       stdout: io.stdout,
