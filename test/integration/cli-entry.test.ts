@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../support/cli.js';
+import { ROOT, runCli } from '../support/cli.js';
 
 test('src/cli/main.ts run through a symlinked path still runs the command (it printed nothing, exit 0)', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'toolbus-cli-entry-'));
@@ -23,4 +23,18 @@ test('src/cli/main.ts run through a symlinked path still runs the command (it pr
   const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   assert.equal(run.stdout, `${version}\n`, run.stderr);
   assert.equal(run.status, 0);
+});
+
+test('toolbus up refuses a stray argument or a bad --port as usage errors (exit 2) before starting anything', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-up-usage-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: home };
+  // Without the check, '9000' was ignored and up went on with its defaults (here: refusing 0.0.0.0).
+  const stray = await runCli(['up', '9000', '--host', '0.0.0.0', '--no-examples'], env);
+  assert.equal(stray.code, 2, stray.stderr);
+  assert.match(stray.stderr, /unexpected argument '9000'/);
+  assert.match(stray.stderr, /toolbus up --help/);
+  const port = await runCli(['up', '--port', 'abc'], env);
+  assert.equal(port.code, 2, port.stderr);
+  assert.match(port.stderr, /--port must be a number from 0 to 65535, got 'abc'/);
 });

@@ -3,7 +3,7 @@
  * service, the live registry, the agent service and the HTTP gateway.
  */
 import type { CliCommand, CliIO } from '../command.js';
-import { ExitCode } from '../command.js';
+import { ExitCode, UsageError } from '../command.js';
 import { parseCommandArgs } from '../args.js';
 import { NO_MODEL_MESSAGE, modelFromEnv } from '../model-from-env.js';
 import { startSystem, type RunningSystem } from '../system.js';
@@ -60,7 +60,7 @@ function parsePort(text: string | undefined): number {
   if (text === undefined) return 8888;
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`--port must be a number from 0 to 65535, got '${text}'`);
+    throw new UsageError(`--port must be a number from 0 to 65535, got '${text}'`);
   }
   return port;
 }
@@ -76,13 +76,17 @@ export const command: CliCommand = {
   summary: 'start toolbus: example service, registry, agent and HTTP gateway',
   help,
   async run(argv, io) {
-    const { values } = parseCommandArgs(argv, {
+    const { values, positionals } = parseCommandArgs(argv, {
       host: { type: 'string' },
       port: { type: 'string' },
       nats: { type: 'string' },
       store: { type: 'string' },
       'no-examples': { type: 'boolean' },
     });
+    // A stray word (e.g. a port without --port) would otherwise be ignored and the defaults used.
+    if (positionals.length > 0) {
+      throw new UsageError(`unexpected argument '${positionals[0]}'; 'toolbus up' takes only options`);
+    }
     const port = parsePort(values.port);
     const host = values.host ?? '127.0.0.1';
     const choice = await modelFromEnv(io.env);
