@@ -493,6 +493,19 @@ describe('OpenAIChatCompletionClient: errors, retries, cancellation', () => {
     assert.equal((retries[0]?.error as ModelError).status, 500);
   });
 
+  test('an onRetry hook that throws does not stop the retry', async (t) => {
+    const { server, client } = await setup(t, {
+      onRetry: () => {
+        throw new Error('metrics backend is down');
+      },
+    });
+    server.reply(
+      { status: 503, json: errorBody('overloaded', 'server_error') },
+      { json: chatCompletion({ content: 'recovered' }) },
+    );
+    assert.equal((await client.create([question()])).content, 'recovered');
+  });
+
   test('5xx retries are bounded by maxRetries', async (t) => {
     const { server, client } = await setup(t, { maxRetries: 2 });
     for (let i = 0; i < 3; i++) server.reply({ status: 503, json: errorBody('overloaded', 'server_error') });

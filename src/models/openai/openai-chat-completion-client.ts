@@ -108,7 +108,7 @@ export interface OpenAIChatCompletionClientOptions {
   defaultHeaders?: Record<string, string>;
   /** The `fetch` to use. @default globalThis.fetch */
   fetch?: typeof fetch;
-  /** Called before each retry. @default none */
+  /** Called before each retry; errors it throws are ignored. @default none */
   onRetry?: (event: ModelRetryEvent) => void;
 }
 
@@ -509,7 +509,11 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
         const backoff = Math.min(maxRetryDelayMs, retryBaseDelayMs * 2 ** n) * (0.75 + Math.random() * 0.25);
         const delayMs = retryAfterMs ?? Math.round(backoff);
         if (delayMs > maxRetryDelayMs) throw error;
-        onRetry?.({ model, attempt: n + 1, delayMs, error });
+        try {
+          onRetry?.({ model, attempt: n + 1, delayMs, error });
+        } catch {
+          // An observer (logging, metrics) must not turn a retryable failure into its own error.
+        }
         try {
           await sleep(delayMs, undefined, { signal: scope.signal });
         } catch {
