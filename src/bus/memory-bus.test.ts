@@ -122,6 +122,28 @@ describe('MemoryBus', () => {
     await bus.close();
   });
 
+  test('a message whose only subscriber leaves before delivery reports onUnavailable, never vanishes', async () => {
+    const bus = new MemoryBus();
+    const got: string[] = [];
+    const sub = await bus.subscribe('request:tg:gone', (m) => void got.push(text(m)), { group: 'g' });
+    const reports: ToolbusError[] = [];
+    // Routed to the one member, which leaves before the delivery's turn.
+    void bus.publish('request:tg:gone', 'call', { id: '1' }, { onUnavailable: (e) => reports.push(e) });
+    void sub.unsubscribe();
+    await tick();
+    assert.equal(got.length, 0);
+    assert.equal(reports.length, 1);
+    assert.equal(reports[0]!.code, 'unavailable');
+    assert.match(reports[0]!.message, /no subscriber on topic 'request:tg:gone'/);
+    // A message that did reach someone is not reported.
+    await bus.subscribe('request:tg:gone', (m) => void got.push(text(m)), { group: 'g' });
+    await bus.publish('request:tg:gone', 'again', {}, { onUnavailable: (e) => reports.push(e) });
+    await tick();
+    assert.deepEqual(got, ['again']);
+    assert.equal(reports.length, 1);
+    await bus.close();
+  });
+
   test('after close, publish and subscribe reject with code closed; close is idempotent', async () => {
     const bus = new MemoryBus();
     await bus.close();

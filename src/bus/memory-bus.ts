@@ -69,7 +69,8 @@ class MemoryMessage implements BusMessage {
  *   without a group each get every message.
  * - Delivery is asynchronous (a microtask after `publish`), never re-entrant inside `publish`.
  * - A handler that throws or rejects is reported through `hooks.onHandlerError`; delivery goes on.
- * - `publish` to a topic nobody subscribes to calls `options.onUnavailable` with code `unavailable`.
+ * - `publish` to a topic nobody subscribes to calls `options.onUnavailable` with code `unavailable`; so
+ *   does a message whose every subscriber left before it was delivered.
  * - Topic names are mapped by `canonicalTopic`, so `non-persistent://tg/request/joke` and
  *   `request:tg:joke` are the same topic.
  *
@@ -117,26 +118,30 @@ export class MemoryBus implements MessageBus {
     }
     const entry = this.#topics.get(key);
     const message = new MemoryMessage(topic, body, properties);
+    const onUnavailable = options?.onUnavailable;
+    // With a caller to tell, count what the message reaches: when every subscriber it was routed to has
+    // left before its turn, it reached nobody, which is `unavailable` too (not a silent loss).
+    const tracker: DeliveryTracker | undefined = onUnavailable
+      ? { left: 0, reached: false, report: () => onUnavailable(unavailable(topic, key)) }
+      : undefined;
     let targets = 0;
     if (entry) {
       for (const sub of entry.broadcast) {
         targets++;
-        queueMicrotask(() => this.#deliver(sub, message));
+        queueMicrotask(() => this.#deliver(sub, message, tracker));
       }
       for (const group of entry.groups.values()) {
         const member = pick(group);
         if (!member) continue;
         targets++;
-        queueMicrotask(() => this.#deliver(member.active ? member : (pick(group) ?? member), message));
+        queueMicrotask(() =>
+          this.#deliver(member.active ? member : (pick(group) ?? member), message, tracker),
+        );
       }
     }
-    if (targets === 0 && options?.onUnavailable) {
-      const onUnavailable = options.onUnavailable;
-      queueMicrotask(() =>
-        onUnavailable(
-          new ToolbusError('unavailable', `no subscriber on topic '${topic}' (canonical '${key}')`),
-        ),
-      );
+    if (tracker) {
+      tracker.left = targets;
+      if (targets === 0) queueMicrotask(tracker.report);
     }
     return Promise.resolve();
   }
@@ -227,8 +232,13 @@ export class MemoryBus implements MessageBus {
     if (entry.broadcast.length === 0 && entry.groups.size === 0) this.#topics.delete(key);
   }
 
-  #deliver(sub: Subscriber, message: BusMessage): void {
-    // A subscriber that left after the message was routed drops it, as a real broker would.
+  #deliver(sub: Subscriber, message: BusMessage, tracker: DeliveryTracker | undefined): void {
+    if (tracker) {
+      if (sub.active) tracker.reached = true;
+      if (--tracker.left === 0 && !tracker.reached) tracker.report();
+    }
+    // A subscriber that left after the message was routed (and, in a group, with no member left to
+    // take it) drops it; the publisher heard of it through `onUnavailable` when it asked.
     if (!sub.active) return;
     try {
       const result = sub.handler(message);
@@ -247,6 +257,17 @@ export class MemoryBus implements MessageBus {
       // A failing hook must not take the bus down either.
     }
   }
+}
+
+/** Counts the deliveries of one message whose publisher asked to hear when it reaches nobody. */
+interface DeliveryTracker {
+  left: number;
+  reached: boolean;
+  report: () => void;
+}
+
+function unavailable(topic: string, key: string): ToolbusError {
+  return new ToolbusError('unavailable', `no subscriber on topic '${topic}' (canonical '${key}')`);
 }
 
 /** The next active member of a group, round-robin. */
