@@ -108,6 +108,29 @@ describe('toolbus config (child process)', () => {
     assert.deepEqual(JSON.parse((await toolbus(home, ['get', 'prompt/bom'])).stdout), { template: 'Hi' });
   });
 
+  test('put says at once what the registry would skip in a tool-service or tool item (stored anyway)', async () => {
+    const h = join(root, 'check-home');
+    const notObject = await toolbus(h, ['put', 'tool/a', '"hello"']);
+    assert.equal(notObject.code, 0, notObject.stderr);
+    assert.match(notObject.stderr, /error: tool\/a will not go live .*'type' names a tool type/);
+    const early = await toolbus(h, ['put', 'tool/tell-joke', JSON.stringify(tellJoke)]);
+    assert.match(
+      early.stderr,
+      /warning: .*no item 'tool-service\/joke-service' yet; the tool goes live once/,
+    );
+    const service = { ...jokeService, 'config-params': [{ name: 'style', required: true }] };
+    const put = await toolbus(h, ['put', 'tool-service/joke-service', JSON.stringify(service)]);
+    assert.deepEqual([put.code, put.stderr], [0, '']);
+    const { style: _style, ...noStyle } = tellJoke;
+    const missing = await toolbus(h, ['put', 'tool/tell-joke', JSON.stringify(noStyle)]);
+    assert.equal(missing.code, 0, missing.stderr);
+    assert.match(missing.stderr, /error: tool\/tell-joke .*missing required config param 'style'/);
+    const good = await toolbus(h, ['put', 'tool/tell-joke', JSON.stringify(tellJoke)]);
+    assert.deepEqual([good.code, good.stderr], [0, '']);
+    const badService = await toolbus(h, ['put', 'tool-service/bad', '{"request-queue":"x y"}']);
+    assert.match(badService.stderr, /error: tool-service\/bad .*'request-queue'/);
+  });
+
   test('bad JSON exits 1 with the line and column of the error', async () => {
     const r = await toolbus(home, ['put', 'tool/broken'], '{\n  "name": "x",\n  "type": \n}');
     assert.equal(r.code, 1);

@@ -7,6 +7,7 @@ import type { JsonValue } from '../../schema/index.js';
 import { isToolbusError } from '../../tools/index.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js';
+import { checkConfigItem } from '../config-check.js';
 import { configStorePath, describeStore, openConfigStore } from '../connect.js';
 
 /**
@@ -42,6 +43,9 @@ Options:
   --any-type         allow put of a type toolbus does not read (known: ${Object.keys(KNOWN_CONFIG_TYPES).join(', ')})
   --json             machine-readable output
 ${CONNECTION_FLAGS_HELP}
+
+put checks tool-service items, and tool items of type tool-service against their service, as the
+registry will, and prints on stderr what it would skip or warn about; the item is stored anyway.
 
 Exit codes: 0 success, 1 error (bad JSON, item not found, conflict, store problem), 2 usage.
 
@@ -125,6 +129,16 @@ export const command: CliCommand = {
           );
           if (values.json) writeJson(io, { type, key, revision });
           else io.stdout.write(`put ${type}/${key} (revision ${revision})\n`);
+          // Stored either way (items may arrive in any order), but say now what the registry will say.
+          const stored = await store.get(type, key);
+          const findings = stored ? await checkConfigItem(store, type, key, stored.value) : [];
+          for (const f of findings) {
+            io.stderr.write(
+              f.skipped
+                ? `toolbus config: error: ${type}/${key} will not go live until this is fixed: ${f.message}\n`
+                : `toolbus config: warning: ${type}/${key}: ${f.message}\n`,
+            );
+          }
           return ExitCode.Ok;
         }
         case 'get': {

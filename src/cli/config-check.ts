@@ -1,0 +1,77 @@
+/**
+ * @module What `toolbus config put` tells a user about an item the registry would skip: the two seed
+ * levels (`tool-service` and `tool-service` tools) checked as the registry checks them, so a mistake is
+ * seen when the item is written, not later in `toolbus up`'s problem list.
+ */
+import { MemoryBus } from '../bus/index.js';
+import type { ConfigStore } from '../config/index.js';
+import type { JsonObject, JsonValue } from '../schema/index.js';
+import {
+  ToolServiceClientCache,
+  createToolServiceTool,
+  parseToolServiceDescriptor,
+  parseToolServiceToolDescriptor,
+} from '../services/index.js';
+
+const TOOL_TYPES = 'tool-service, text-completion, prompt, function, http, mcp-tool';
+
+/** One finding of {@link checkConfigItem}. */
+export interface ConfigCheckFinding {
+  /** True when the registry skips the item (an error); false for a warning or a note. */
+  skipped: boolean;
+  message: string;
+}
+
+/**
+ * Checks a `tool-service` item, or a `tool` item (for `type: "tool-service"` also against its service
+ * item, when there is one). Other types and tool types are not checked here.
+ * @returns What is wrong and what is expected; empty when nothing was found.
+ */
+export async function checkConfigItem(
+  store: ConfigStore,
+  type: string,
+  key: string,
+  value: JsonValue,
+): Promise<ConfigCheckFinding[]> {
+  try {
+    if (type === 'tool-service') {
+      if (!isObject(value)) throw new Error('a tool-service item must be a JSON object');
+      parseToolServiceDescriptor({ id: key, ...value });
+      return [];
+    }
+    if (type !== 'tool') return [];
+    if (!isObject(value) || typeof value['type'] !== 'string' || value['type'] === '') {
+      throw new Error(`a tool item must be a JSON object whose 'type' names a tool type (${TOOL_TYPES})`);
+    }
+    if (value['type'] !== 'tool-service') return [];
+    const tool = value['name'] === undefined ? { ...value, name: key } : value;
+    const { service: serviceId } = parseToolServiceToolDescriptor(tool);
+    const service = (await store.get('tool-service', serviceId))?.value;
+    if (service === undefined) {
+      return [
+        {
+          skipped: false,
+          message:
+            `there is no item 'tool-service/${serviceId}' yet; the tool goes live once it is added ` +
+            '(or once that service announces itself)',
+        },
+      ];
+    }
+    if (!isObject(service)) return []; // the service item itself is reported when it is written
+    const bus = new MemoryBus();
+    const clients = new ToolServiceClientCache(bus);
+    try {
+      const { warnings } = createToolServiceTool({ clients, service: { ...service, id: serviceId }, tool });
+      return warnings.map((message) => ({ skipped: false, message }));
+    } finally {
+      await clients.close();
+      await bus.close();
+    }
+  } catch (error) {
+    return [{ skipped: true, message: error instanceof Error ? error.message : String(error) }];
+  }
+}
+
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
