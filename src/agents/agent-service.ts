@@ -256,7 +256,8 @@ export class AgentService {
     try {
       const agent = typeof this.#agent === 'function' ? this.#agent(request) : this.#agent;
       const answer = await agent.run(request.question, {
-        user: request.user,
+        // `""` on the wire means no user: the agent's own default (its `user` option) applies then.
+        ...(request.user !== '' ? { user: request.user } : {}),
         streaming: request.streaming,
         signal: run.controller.signal,
         ...(request.history ? { history: request.history } : {}),

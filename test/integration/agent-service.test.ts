@@ -1,11 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import {
   AgentClient,
   AgentService,
   DynamicToolService,
   FunctionExecutionResultMessage,
+  FunctionTool,
   MemoryBus,
   ModelError,
   ReActAgent,
@@ -474,4 +476,29 @@ test('a client timeout longer than setTimeout allows (or Infinity) does not time
     });
     assert.throws(() => new AgentClient(bus, { timeoutMs: bad }), { code: 'invalid-arguments' });
   }
+});
+
+test('a request without a user ("" on the wire) leaves the agent\'s default user in place', async (t) => {
+  const bus = new MemoryBus();
+  t.after(() => bus.close());
+  const seen: (string | undefined)[] = [];
+  const whoami = new FunctionTool(async (_args: Record<string, never>, ctx) => (seen.push(ctx?.user), 'ok'), {
+    name: 'whoami',
+    description: 'Who is asking.',
+    parameters: z.object({}),
+  });
+  const model = new ScriptedChatCompletionClient([
+    [{ id: 'c1', name: 'whoami', arguments: '{}' }],
+    'anonymous it is',
+    [{ id: 'c2', name: 'whoami', arguments: '{}' }],
+    'alice it is',
+  ]);
+  const { client } = await serve(
+    t,
+    bus,
+    new ToolUseAgent({ model, tools: [whoami], user: 'service-default' }),
+  );
+  assert.equal(await client.ask('who?'), 'anonymous it is');
+  assert.equal(await client.ask('who?', { user: 'alice' }), 'alice it is');
+  assert.deepEqual(seen, ['service-default', 'alice']);
 });
