@@ -204,7 +204,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const method = req.method ?? 'GET';
 
-    if (path === '/api/v1/health' && method === 'GET') {
+    if (path === '/api/v1/health') {
+      // HEAD too, for load balancers and uptime checks; anything else is told the method, not "no route".
+      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method, path, 'GET');
       sendJson(res, 200, {
         status: closing ? 'stopping' : 'ok',
         tools: options.tools.list().length,

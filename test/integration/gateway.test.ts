@@ -313,4 +313,15 @@ describe('HTTP gateway', () => {
     assert.deepEqual([timedOut.isError, timedOut.code], [true, 'timeout']);
     assert.match(timedOut.content, /100 ms/);
   });
+
+  test('health answers HEAD, and other methods get 405 naming GET, not a 404 "no route"', async (t) => {
+    const { url } = await start(t);
+    const head = await fetch(`${url}/api/v1/health`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    const post = await fetch(`${url}/api/v1/health`, { method: 'POST' });
+    assert.equal(post.status, 405);
+    const body = (await json(post)) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'method-not-allowed');
+    assert.match(body.error.message, /POST is not allowed on \/api\/v1\/health; use GET/);
+  });
 });
