@@ -207,7 +207,10 @@ export class ToolServiceClient {
     malformed: 0,
   };
 
-  /** @throws ToolbusError `invalid-config` for a bad queue name, one topic for both queues, or a bad `timeoutMs`. */
+  /**
+   * @throws ToolbusError `invalid-config` for a bad queue name, one topic for both queues, or a bad
+   * `timeoutMs` or `maxBufferedChunks`.
+   */
   constructor(bus: MessageBus, options: ToolServiceClientOptions) {
     this.#bus = bus;
     this.#requestQueue = options.requestQueue;
@@ -218,6 +221,13 @@ export class ToolServiceClient {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TOOL_SERVICE_TIMEOUT_MS;
     checkTimeout(this.#timeoutMs, 'timeoutMs');
     this.#maxBufferedChunks = options.maxBufferedChunks ?? DEFAULT_MAX_BUFFERED_CHUNKS;
+    // NaN would buffer without bound, 0 or less fail every streamed reply.
+    if (!(Number.isInteger(this.#maxBufferedChunks) && this.#maxBufferedChunks >= 1)) {
+      throw new ToolbusError(
+        'invalid-config',
+        `tool service client: option 'maxBufferedChunks' must be an integer >= 1, got ${String(this.#maxBufferedChunks)}`,
+      );
+    }
     this.#hooks = { ...options.hooks };
     this.#now = options.now ?? Date.now;
     // Ids are unique across clients sharing a response queue: a random prefix plus a counter.

@@ -728,6 +728,15 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
           /request queue and response queue are the same topic 'request:tg:x'/.test(e.message),
       );
     }
+    for (const maxBufferedChunks of [0, -5, Number.NaN, 1.5]) {
+      assert.throws(
+        () => new ToolServiceClient(bus, { ...queues, maxBufferedChunks }),
+        (e: unknown) =>
+          e instanceof ToolbusError &&
+          e.code === 'invalid-config' &&
+          /'maxBufferedChunks' must be an integer >= 1/.test(e.message),
+      );
+    }
     assert.throws(
       () => new ToolServiceClient(bus, { ...queues, timeoutMs: -1 }),
       (e: unknown) =>
