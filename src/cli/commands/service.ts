@@ -40,6 +40,21 @@ Example:
 
 type ServiceFactory = (bus: MessageBus) => DynamicToolService | Promise<DynamicToolService>;
 
+/**
+ * What to tell the user when the service module does not load. The built CLI runs on plain Node, which
+ * cannot import TypeScript (Node 20 only says 'Unknown file extension ".ts"'), so that case names the fix.
+ */
+export function serviceLoadErrorMessage(specifier: string, error: unknown): string {
+  const message = `cannot load the service module '${specifier}': ${(error as Error).message}`;
+  if ((error as { code?: unknown }).code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?ts$/.test(specifier)) {
+    return (
+      `${message}. Node cannot run TypeScript by itself: compile the module to JavaScript, ` +
+      `or load a TypeScript loader, e.g. npm install -D tsx and NODE_OPTIONS='--import tsx' npx toolbus service ${specifier}`
+    );
+  }
+  return message;
+}
+
 async function loadFactory(specifier: string, io: CliIO): Promise<ServiceFactory> {
   const url = pathToFileURL(resolve(io.cwd, specifier)).href;
   resolveSelfImportsToSources(); // so `import … from 'toolbus'` works in a checkout without a build
@@ -47,9 +62,7 @@ async function loadFactory(specifier: string, io: CliIO): Promise<ServiceFactory
   try {
     mod = (await import(url)) as { default?: unknown };
   } catch (error) {
-    throw new Error(`cannot load the service module '${specifier}': ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new Error(serviceLoadErrorMessage(specifier, error), { cause: error });
   }
   if (typeof mod.default !== 'function') {
     throw new Error(
