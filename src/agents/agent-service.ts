@@ -208,6 +208,16 @@ export class AgentService {
       this.#sendError(id, properties, new ToolbusError('unavailable', 'agent service is closing'));
       return;
     }
+    if (this.#running.has(id) || this.#queued.some((r) => r.id === id)) {
+      // A redelivered or repeated request: a second run would interleave its responses with the first's
+      // under the same id, and its entry would replace the first's (breaking cancel and the concurrency
+      // count). An error reply would end the caller's dialog, so the duplicate is only reported.
+      this.#problem({
+        id,
+        reason: `agent request '${id}' is already being handled; the duplicate was dropped`,
+      });
+      return;
+    }
     const rawDeadline = properties[WireProperty.Deadline];
     const deadline =
       rawDeadline !== undefined && Number.isFinite(Number(rawDeadline)) ? Number(rawDeadline) : undefined;

@@ -502,3 +502,39 @@ test('a request without a user ("" on the wire) leaves the agent\'s default user
   assert.equal(await client.ask('who?', { user: 'alice' }), 'alice it is');
   assert.deepEqual(seen, ['service-default', 'alice']);
 });
+
+test('a request repeated with the same id while it runs is reported and dropped, not run twice', async (t) => {
+  const bus = new MemoryBus();
+  t.after(() => bus.close());
+  let runs = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const problems: string[] = [];
+  const service = new AgentService({
+    bus,
+    concurrency: 1,
+    hooks: { onProblem: (p) => problems.push(p.reason) },
+    agent: { run: async (question) => (runs++, await gate, `done ${question}`) },
+  });
+  await service.start();
+  t.after(() => service.close());
+  const replies: string[] = [];
+  const sub = await bus.subscribe('non-persistent://tg/response/agent', (m) => {
+    replies.push(new TextDecoder().decode(m.body));
+  });
+  t.after(() => sub.unsubscribe());
+  const send = () =>
+    bus.publish('non-persistent://tg/request/agent', JSON.stringify({ question: 'q' }), {
+      [WireProperty.Id]: 'same',
+    });
+  await send();
+  await send();
+  assert.equal(service.runningCount, 1);
+  assert.match(problems[0] ?? '', /agent request 'same' is already being handled; the duplicate was dropped/);
+  release();
+  for (let i = 0; i < 100 && replies.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(runs, 1);
+  assert.equal(replies.length, 1);
+  assert.equal(JSON.parse(replies[0]!).content, 'done q');
+});
