@@ -171,8 +171,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
-  if (!header?.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice('Bearer '.length).trim());
+  // The scheme name is case-insensitive (RFC 7235): some clients send `bearer`.
+  const match = header === undefined ? null : /^bearer +(.*)$/i.exec(header);
+  if (!match) return false;
+  const given = Buffer.from((match[1] ?? '').trim());
   const expected = Buffer.from(token);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }

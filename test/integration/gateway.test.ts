@@ -217,6 +217,16 @@ describe('HTTP gateway', () => {
       (await fetch(`${url}/api/v1/tools`, { headers: { authorization: 'Bearer s3cret' } })).status,
       200,
     );
+    // The scheme is case-insensitive (RFC 7235); the token is not.
+    for (const [header, status] of [
+      ['bearer s3cret', 200],
+      ['BEARER s3cret', 200],
+      ['bearer S3CRET', 401],
+      ['Basic s3cret', 401],
+    ] as const) {
+      const res = await fetch(`${url}/api/v1/tools`, { headers: { authorization: header } });
+      assert.equal(res.status, status, header);
+    }
   });
 
   test('listening beyond loopback without a token is refused with the reason', async () => {
