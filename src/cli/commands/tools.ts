@@ -10,7 +10,8 @@ import {
   GATEWAY_FLAGS_HELP,
   parseCommandArgs,
 } from '../args.js';
-import { gatewayFetch, gatewayTarget } from '../gateway-client.js';
+import { gatewayFetch, gatewayTarget, type GatewayTarget } from '../gateway-client.js';
+import type { GatewayProblem } from '../../gateway/index.js';
 import { openLocalTools } from '../local-tools.js';
 
 interface ToolInfo {
@@ -65,6 +66,24 @@ function firstLine(text: string): string {
   return line.length > 80 ? line.slice(0, 77) + '...' : line;
 }
 
+/** The registry's problems from the gateway's health route; none when it cannot say. */
+async function gatewayProblems(target: GatewayTarget, signal: AbortSignal): Promise<GatewayProblem[]> {
+  try {
+    const response = await gatewayFetch(target, '/api/v1/health', { signal });
+    const { problems } = (await response.json()) as { problems?: unknown };
+    return Array.isArray(problems)
+      ? problems.filter(
+          (p): p is GatewayProblem =>
+            typeof (p as GatewayProblem).key === 'string' &&
+            typeof (p as GatewayProblem).message === 'string',
+        )
+      : [];
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return []; // an older gateway or a proxy in front: the list itself is still right
+  }
+}
+
 /** The `tools` command. */
 export const command: CliCommand = {
   name: 'tools',
@@ -89,8 +108,12 @@ export const command: CliCommand = {
         await local.close();
       }
     } else {
-      const response = await gatewayFetch(gatewayTarget(values, io), '/api/v1/tools', { signal: io.signal });
+      const target = gatewayTarget(values, io);
+      const response = await gatewayFetch(target, '/api/v1/tools', { signal: io.signal });
       tools = ((await response.json()) as { tools: ToolInfo[] }).tools;
+      // Config items the registry skipped are missing from the list: say which and why, as with --store.
+      for (const p of await gatewayProblems(target, io.signal))
+        io.stderr.write(`warning: ${p.key}: ${p.message}\n`);
     }
     io.stdout.write(values.json ? JSON.stringify(tools, null, 2) + '\n' : formatToolTable(tools));
     return ExitCode.Ok;

@@ -1,0 +1,42 @@
+/**
+ * `toolbus tools` through a running `toolbus up` says which config items the registry skipped and why,
+ * as it does with --store, instead of leaving them silently out of the list.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { interrupt, runCli, startCli } from '../support/cli.js';
+
+test('toolbus tools through the gateway warns about config items the registry skipped', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-cli-tools-'));
+  const children: ChildProcess[] = [];
+  t.after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await rm(home, { recursive: true, force: true });
+  });
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: home };
+  const up = await startCli(['up', '--port', '0', '--no-examples'], env, /Press Ctrl-C to stop\./);
+  children.push(up.child);
+  const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.output())?.[1];
+  assert.ok(url, up.output());
+
+  const bad = '{"type":"tool-service","name":"bad","description":"x","service":"nope","arguments":[]}';
+  const put = await runCli(['config', 'put', 'tool/bad'], env, bad);
+  assert.equal(put.code, 0, put.stderr);
+
+  // The registry applies the change asynchronously: wait (bounded) until it reports the item.
+  for (let i = 0; i < 100; i++) {
+    const health = (await (await fetch(`${url}/api/v1/health`)).json()) as { problems: { key: string }[] };
+    if (health.problems.some((p) => p.key === 'tool/bad')) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const tools = await runCli(['tools', '--url', url], env);
+  assert.equal(tools.code, 0, tools.stderr);
+  assert.match(tools.stderr, /warning: tool\/bad: .*unknown tool service 'nope'/);
+  assert.doesNotMatch(tools.stdout, /\bbad\b/);
+
+  assert.equal(await interrupt(up.child), 0, up.output());
+});
