@@ -257,10 +257,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       if (!options.tools.get(name)) {
         const names = options.tools.list().map((t) => t.name);
+        // A tool whose config item the registry skipped: say why, not only that it is unknown.
+        const skipped = options.problems?.().find((p) => p.key === `tool/${name}`);
         throw new HttpError(
           404,
           'unknown-tool',
-          `unknown tool '${name}'; available tools: ${names.length ? names.join(', ') : '(none)'}`,
+          `unknown tool '${name}'` +
+            (skipped ? ` (its config item ${skipped.key} was skipped: ${skipped.message})` : '') +
+            `; available tools: ${names.length ? names.join(', ') : '(none)'}`,
         );
       }
       const user = url.searchParams.get('user') ?? headerValue(req, 'x-toolbus-user') ?? defaultUser;

@@ -334,4 +334,17 @@ describe('HTTP gateway', () => {
     assert.equal(body.error.code, 'method-not-allowed');
     assert.match(body.error.message, /POST is not allowed on \/api\/v1\/health; use GET/);
   });
+
+  test('calling a tool whose config item the registry skipped says why, not only "unknown tool"', async (t) => {
+    const problem = { key: 'tool/bad', message: "references unknown tool service 'nope'" };
+    const { url } = await start(t, { problems: () => [problem] });
+    const res = await fetch(`${url}/api/v1/tools/bad/invoke`, { method: 'POST', body: '{}' });
+    assert.equal(res.status, 404);
+    const body = (await json(res)) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'unknown-tool');
+    assert.match(
+      body.error.message,
+      /unknown tool 'bad' \(its config item tool\/bad was skipped: references unknown tool service 'nope'\); available tools: echo/,
+    );
+  });
 });
