@@ -120,6 +120,34 @@ describe('SqliteConfigStore file', () => {
     }
   });
 
+  test('a file replaced or deleted while open is reopened: watchers fail (watch again), reads see the new file', async (t) => {
+    const path = freshPath();
+    const store = new SqliteConfigStore({ path, pollMs: 10 });
+    t.after(() => store.close());
+    await store.put('tool', 'old', '{"v":1}');
+    const watch = store.watch()[Symbol.asyncIterator]();
+    // Another program moves the file aside (as the corrupt-file advice says) and a new one is written.
+    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+    const other = new SqliteConfigStore({ path });
+    await other.put('tool', 'new', '{"v":2}');
+    await other.close();
+    await assert.rejects(watch.next(), (error: ToolbusError) => {
+      assert.equal(error.code, 'store-error');
+      assert.match(error.message, /was replaced or deleted by another program; watch again/);
+      return true;
+    });
+    assert.deepEqual(
+      (await store.list()).map((i) => i.key),
+      ['new'],
+    );
+    const again = store.watch();
+    await store.put('tool', 'next', '{"v":3}');
+    assert.deepEqual(
+      (await takeChanges(again, 1, 5_000)).map((c) => c.key),
+      ['next'],
+    );
+  });
+
   test('a watcher in another process sees changes written here', async (t) => {
     const path = freshPath();
     const store = new SqliteConfigStore({ path });

@@ -77,7 +77,8 @@ interface Watcher {
  * A {@link ConfigStore} in one SQLite file (`better-sqlite3`, WAL). Several processes may open the same
  * file: writes are serialised by SQLite, conditional puts use `ifRevision`, and every watcher polls a
  * change table (every `pollMs`) so it sees other processes' writes; writes of this process reach its
- * own watchers at once.
+ * own watchers at once. When another program replaces or deletes the file (e.g. moves a corrupt one
+ * aside), the store reopens the path: its watchers fail with `store-error` and must watch again.
  *
  * Errors: `invalid-config` (bad JSON, with line/column/position; bad type or key), `config-conflict`
  * (`ifRevision` did not match), `store-error` (corrupt, unreadable or unwritable file: the message names
@@ -94,87 +95,48 @@ interface Watcher {
 export class SqliteConfigStore implements ConfigStore {
   /** The absolute path of the database file. */
   readonly path: string;
-  readonly #db: Database.Database;
+  readonly #options: SqliteConfigStoreOptions;
+  #db: Database.Database;
+  #stmt: Statements;
+  /** The file's device and inode when opened, to notice another program replacing or deleting it. */
+  #identity: string | undefined;
   readonly #pollMs: number;
   readonly #watchers = new Set<Watcher>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #closed = false;
-  readonly #stmt: {
-    get: Database.Statement<[string, string], Row>;
-    listAll: Database.Statement<[], Row>;
-    listType: Database.Statement<[string], Row>;
-    upsert: Database.Statement<[string, string, string, number]>;
-    remove: Database.Statement<[string, string]>;
-    addChange: Database.Statement<[string, string, string, string | null]>;
-    prune: Database.Statement<[number]>;
-    changesAfter: Database.Statement<[number], ChangeRow>;
-    revision: Database.Statement<[], { seq: number }>;
-    oldest: Database.Statement<[], { revision: number }>;
-  };
 
   /** Opens (and creates if needed) the file. @throws ToolbusError `store-error` naming the path. */
   constructor(options: SqliteConfigStoreOptions = {}) {
     this.path =
       options.path !== undefined ? resolve(options.path) : defaultConfigPath({ home: options.home });
     this.#pollMs = options.pollMs ?? DEFAULT_SQLITE_POLL_MS;
-    let db: Database.Database | undefined;
+    this.#options = options;
+    ({ db: this.#db, stmt: this.#stmt } = openDatabase(this.path, options));
+    this.#identity = fileIdentity(this.path);
+  }
+
+  /**
+   * Reopens the path when the file there is no longer the one opened (moved aside, deleted, restored
+   * from a backup): a handle on the old file would never see the new file's writes, and a store that
+   * failed on a corrupt file would keep failing after the user replaced it. Watchers fail with
+   * `store-error` (their revisions belonged to the old file) and must watch again.
+   */
+  #followFile(): void {
+    const identity = fileIdentity(this.path);
+    if (identity === this.#identity && identity !== undefined) return;
+    const failure = new ToolbusError(
+      'store-error',
+      `config store '${this.path}' was replaced or deleted by another program; watch again ` +
+        '(with includeExisting) to read the file now at that path',
+    );
+    for (const w of [...this.#watchers]) w.queue.fail(failure);
     try {
-      try {
-        mkdirSync(dirname(this.path), { recursive: true });
-      } catch (error) {
-        throw storeError(this.path, 'open', error);
-      }
-      if (isDirectory(this.path)) {
-        throw new ToolbusError(
-          'store-error',
-          `config store '${this.path}' is a directory, not a database file; pass a file path (e.g. ` +
-            `'${join(this.path, 'config.db')}')`,
-        );
-      }
-      db = new Database(this.path, { timeout: options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS });
-      const version = db.pragma('user_version', { simple: true }) as number;
-      if (version > SCHEMA_VERSION) {
-        throw new ToolbusError(
-          'store-error',
-          `config store '${this.path}' was written by a newer toolbus (schema ${version}, this one reads ` +
-            `${SCHEMA_VERSION}); upgrade toolbus or use another file`,
-        );
-      }
-      db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
-      db.exec(`
-        CREATE TABLE IF NOT EXISTS items (
-          type TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, revision INTEGER NOT NULL,
-          PRIMARY KEY (type, key)
-        ) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS changes (
-          revision INTEGER PRIMARY KEY AUTOINCREMENT,
-          kind TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, value TEXT
-        );
-        PRAGMA user_version = ${SCHEMA_VERSION};
-      `);
-      this.#stmt = {
-        get: db.prepare('SELECT type, key, value, revision FROM items WHERE type = ? AND key = ?'),
-        listAll: db.prepare('SELECT type, key, value, revision FROM items ORDER BY type, key'),
-        listType: db.prepare('SELECT type, key, value, revision FROM items WHERE type = ? ORDER BY key'),
-        upsert: db.prepare(
-          'INSERT INTO items (type, key, value, revision) VALUES (?, ?, ?, ?) ' +
-            'ON CONFLICT (type, key) DO UPDATE SET value = excluded.value, revision = excluded.revision',
-        ),
-        remove: db.prepare('DELETE FROM items WHERE type = ? AND key = ?'),
-        addChange: db.prepare('INSERT INTO changes (kind, type, key, value) VALUES (?, ?, ?, ?)'),
-        prune: db.prepare('DELETE FROM changes WHERE revision <= ?'),
-        changesAfter: db.prepare(
-          'SELECT revision, kind, type, key, value FROM changes WHERE revision > ? ORDER BY revision LIMIT 1000',
-        ),
-        revision: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'"),
-        oldest: db.prepare('SELECT revision FROM changes ORDER BY revision LIMIT 1'),
-      };
-    } catch (error) {
-      db?.close();
-      throw error instanceof ToolbusError ? error : storeError(this.path, 'open', error);
+      this.#db.close(); // first: the old and the new file share the -wal and -shm names
+    } catch {
+      // already closed by a reopen that failed: nothing left to release
     }
-    this.#db = db;
+    ({ db: this.#db, stmt: this.#stmt } = openDatabase(this.path, this.#options));
+    this.#identity = fileIdentity(this.path);
   }
 
   put(
@@ -253,6 +215,7 @@ export class SqliteConfigStore implements ConfigStore {
       return queue;
     }
     try {
+      this.#followFile();
       // One read transaction: the snapshot and its revision agree.
       this.#db
         .transaction(() => {
@@ -271,7 +234,7 @@ export class SqliteConfigStore implements ConfigStore {
         })
         .deferred();
     } catch (error) {
-      queue.fail(storeError(this.path, 'read', error));
+      queue.fail(error instanceof ToolbusError ? error : storeError(this.path, 'read', error));
       return queue;
     }
     if (!queue.closed) {
@@ -317,6 +280,7 @@ export class SqliteConfigStore implements ConfigStore {
       );
     }
     try {
+      this.#followFile();
       return Promise.resolve(fn());
     } catch (error) {
       return Promise.reject(error instanceof ToolbusError ? error : storeError(this.path, op, error));
@@ -327,11 +291,21 @@ export class SqliteConfigStore implements ConfigStore {
   #schedule(): void {
     if (this.#watchers.size > 0 && !this.#closed) {
       // Not unref'd: an open watch keeps the process alive, as a subscription does.
-      this.#timer ??= setInterval(() => this.#pump(), this.#pollMs);
+      this.#timer ??= setInterval(() => this.#poll(), this.#pollMs);
     } else if (this.#timer) {
       clearInterval(this.#timer);
       this.#timer = undefined;
     }
+  }
+
+  /** The timer's work: notice a replaced file (its watchers fail), else deliver new changes. */
+  #poll(): void {
+    try {
+      this.#followFile();
+    } catch {
+      return; // the watchers have failed; the next operation reports why the new file cannot be opened
+    }
+    this.#pump();
   }
 
   /** Delivers every change newer than what each watcher has seen. */
@@ -388,6 +362,16 @@ function toItem(row: Row): ConfigItem {
   return { type: row.type, key: row.key, value: JSON.parse(row.value) as JsonValue, revision: row.revision };
 }
 
+/** `device:inode` of the file at `path`, or undefined when there is none. */
+function fileIdentity(path: string): string | undefined {
+  try {
+    const stat = statSync(path);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
 function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
@@ -426,4 +410,85 @@ function storeError(path: string, op: 'open' | 'read' | 'write', error: unknown)
     advice = `failed to ${op} (${code || 'error'}: ${detail})`;
   }
   return new ToolbusError('store-error', `config store '${path}' ${advice}`, { cause: error });
+}
+
+interface Statements {
+  get: Database.Statement<[string, string], Row>;
+  listAll: Database.Statement<[], Row>;
+  listType: Database.Statement<[string], Row>;
+  upsert: Database.Statement<[string, string, string, number]>;
+  remove: Database.Statement<[string, string]>;
+  addChange: Database.Statement<[string, string, string, string | null]>;
+  prune: Database.Statement<[number]>;
+  changesAfter: Database.Statement<[number], ChangeRow>;
+  revision: Database.Statement<[], { seq: number }>;
+  oldest: Database.Statement<[], { revision: number }>;
+}
+
+/** Opens (creating if needed) the file and its tables. @throws ToolbusError `store-error` naming the path. */
+function openDatabase(
+  path: string,
+  options: SqliteConfigStoreOptions,
+): { db: Database.Database; stmt: Statements } {
+  let db: Database.Database | undefined;
+  try {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw storeError(path, 'open', error);
+    }
+    if (isDirectory(path)) {
+      throw new ToolbusError(
+        'store-error',
+        `config store '${path}' is a directory, not a database file; pass a file path (e.g. ` +
+          `'${join(path, 'config.db')}')`,
+      );
+    }
+    db = new Database(path, { timeout: options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS });
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new ToolbusError(
+        'store-error',
+        `config store '${path}' was written by a newer toolbus (schema ${version}, this one reads ` +
+          `${SCHEMA_VERSION}); upgrade toolbus or use another file`,
+      );
+    }
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    db.exec(`
+        CREATE TABLE IF NOT EXISTS items (
+          type TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, revision INTEGER NOT NULL,
+          PRIMARY KEY (type, key)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS changes (
+          revision INTEGER PRIMARY KEY AUTOINCREMENT,
+          kind TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, value TEXT
+        );
+        PRAGMA user_version = ${SCHEMA_VERSION};
+      `);
+    return { db, stmt: prepare(db) };
+  } catch (error) {
+    db?.close();
+    throw error instanceof ToolbusError ? error : storeError(path, 'open', error);
+  }
+}
+
+function prepare(db: Database.Database): Statements {
+  return {
+    get: db.prepare('SELECT type, key, value, revision FROM items WHERE type = ? AND key = ?'),
+    listAll: db.prepare('SELECT type, key, value, revision FROM items ORDER BY type, key'),
+    listType: db.prepare('SELECT type, key, value, revision FROM items WHERE type = ? ORDER BY key'),
+    upsert: db.prepare(
+      'INSERT INTO items (type, key, value, revision) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (type, key) DO UPDATE SET value = excluded.value, revision = excluded.revision',
+    ),
+    remove: db.prepare('DELETE FROM items WHERE type = ? AND key = ?'),
+    addChange: db.prepare('INSERT INTO changes (kind, type, key, value) VALUES (?, ?, ?, ?)'),
+    prune: db.prepare('DELETE FROM changes WHERE revision <= ?'),
+    changesAfter: db.prepare(
+      'SELECT revision, kind, type, key, value FROM changes WHERE revision > ? ORDER BY revision LIMIT 1000',
+    ),
+    revision: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'"),
+    oldest: db.prepare('SELECT revision FROM changes ORDER BY revision LIMIT 1'),
+  };
 }
