@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -91,6 +91,36 @@ describe('SqliteConfigStore file', () => {
     assert.throws(() => new SqliteConfigStore({ path: dir }), {
       code: 'store-error',
       message: /is a directory/,
+    });
+  });
+
+  test('a read-only file can be read; a write says the file is read-only', async (t) => {
+    const path = freshPath();
+    const writer = new SqliteConfigStore({ path });
+    await writer.put('tool', 'a', '{"v":1}');
+    await writer.close();
+    // root ignores file modes; the immutable attribute stops root too.
+    const asRoot = process.getuid?.() === 0;
+    try {
+      if (asRoot) execFileSync('chattr', ['+i', path], { stdio: 'ignore' });
+      else chmodSync(path, 0o444);
+    } catch {
+      t.skip('cannot make a file read-only here (no chattr)');
+      return;
+    }
+    t.after(() => {
+      if (asRoot) execFileSync('chattr', ['-i', path], { stdio: 'ignore' });
+      else chmodSync(path, 0o644);
+    });
+    const store = new SqliteConfigStore({ path });
+    t.after(() => store.close());
+    assert.deepEqual(await store.get('tool', 'a'), { type: 'tool', key: 'a', value: { v: 1 }, revision: 1 });
+    assert.equal((await store.list()).length, 1);
+    await assert.rejects(store.put('tool', 'b', '{}'), (e: ToolbusError) => {
+      assert.equal(e.code, 'store-error');
+      assert.ok(e.message.includes(path), e.message);
+      assert.match(e.message, /is read-only and cannot be written/);
+      return true;
     });
   });
 

@@ -391,6 +391,10 @@ function storeError(path: string, op: 'open' | 'read' | 'write', error: unknown)
       `(mv '${path}' '${path}.bad') to start an empty store, or choose another file with --store or TOOLBUS_HOME`;
   } else if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
     advice = `is locked by another process (${code}: ${detail}); retry, or raise busyTimeoutMs`;
+  } else if (code.startsWith('SQLITE_READONLY') && op === 'write') {
+    advice =
+      `is read-only and cannot be written (${code}: ${detail}). Make the file and its directory ` +
+      `writable, or choose another file with --store or TOOLBUS_HOME`;
   } else if (
     code.startsWith('SQLITE_READONLY') ||
     code.startsWith('SQLITE_CANTOPEN') ||
@@ -453,9 +457,15 @@ function openDatabase(
           `${SCHEMA_VERSION}); upgrade toolbus or use another file`,
       );
     }
-    db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
-    db.exec(`
+    // Write only what is missing, so a read-only file (a config baked into an image or mounted
+    // read-only) can still be read; only writes to it then fail.
+    const tables = db
+      .prepare(
+        "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('items', 'changes')",
+      )
+      .get() as { n: number };
+    if (version !== SCHEMA_VERSION || tables.n !== 2) {
+      db.exec(`
         CREATE TABLE IF NOT EXISTS items (
           type TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, revision INTEGER NOT NULL,
           PRIMARY KEY (type, key)
@@ -466,6 +476,9 @@ function openDatabase(
         );
         PRAGMA user_version = ${SCHEMA_VERSION};
       `);
+    }
+    if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     return { db, stmt: prepare(db) };
   } catch (error) {
     db?.close();
