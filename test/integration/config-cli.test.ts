@@ -221,6 +221,19 @@ describe('toolbus config (child process)', () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /put TYPE\/KEY < item\.json/);
     assert.match(r.stdout, /--type T --key K --stdin/);
+    // A newcomer can load both levels from the help alone: its examples are valid items.
+    const examples = [...r.stdout.matchAll(/config put (\S+) '([^']+)'/g)]
+      .map((m) => [m[1]!, m[2]!])
+      .filter(([address]) => address !== 'TYPE/KEY');
+    assert.deepEqual(
+      examples.map(([address]) => address),
+      ['tool-service/joke-service', 'tool/tell-joke'],
+    );
+    const h = join(root, 'help-home');
+    for (const [address, json] of examples) {
+      const put = await toolbus(h, ['put', address, json]);
+      assert.deepEqual([put.code, put.stderr], [0, ''], `${address}: ${put.stderr}`);
+    }
   });
 
   test('--nats URL keeps the config in NATS JetStream key-value', async (t) => {

@@ -49,10 +49,19 @@ registry will, and prints on stderr what it would skip or warn about; the item i
 
 Exit codes: 0 success, 1 error (bad JSON, item not found, conflict, store problem), 2 usage.
 
-Examples:
-  toolbus config put tool-service/joke-service < joke-service.json
+Examples (a tool service, then a tool that uses it, as in TrustGraph's tool-services spec; many
+tools can share one service, each with its own values for the service's config-params):
+  toolbus config put tool-service/joke-service '{"id":"joke-service",
+    "request-queue":"non-persistent://tg/request/joke",
+    "response-queue":"non-persistent://tg/response/joke",
+    "config-params":[{"name":"style","required":false}]}'
+  toolbus config put tool/tell-joke '{"type":"tool-service","name":"tell-joke",
+    "description":"Tell a joke on a topic","service":"joke-service","style":"pun",
+    "arguments":[{"name":"topic","type":"string","description":"What the joke is about"}]}'
   toolbus config put --type tool --key tell-joke --stdin < tell-joke.json
   toolbus config list tool --json
+
+Other tool types (field 'type' of a tool item): text-completion, prompt, function, http, mcp-tool.
 `;
 
 const FLAGS = {
