@@ -223,7 +223,7 @@ describe('toolbus config (child process)', () => {
     assert.match(r.stdout, /--type T --key K --stdin/);
     // A newcomer can load both levels from the help alone: its examples are valid items.
     const examples = [...r.stdout.matchAll(/config put (\S+) '([^']+)'/g)]
-      .map((m) => [m[1]!, m[2]!])
+      .map((m) => [m[1]!, m[2]!] as const)
       .filter(([address]) => address !== 'TYPE/KEY');
     assert.deepEqual(
       examples.map(([address]) => address),
