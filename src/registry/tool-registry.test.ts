@@ -209,6 +209,70 @@ describe('ToolRegistry: hot reload', () => {
     assert.deepEqual([f.names(), f.registry.problems()], [[], []]);
   });
 
+  test('refresh() after a write shows it even when the watch delivers it later (NATS, another process)', async (t) => {
+    const inner = new MemoryConfigStore();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // A watch that delivers each change only once released, as a remote store's watch lags its writes.
+    const store: ConfigStore = {
+      put: (type, key, value, options) => inner.put(type, key, value, options),
+      get: (type, key) => inner.get(type, key),
+      list: (type) => inner.list(type),
+      delete: (type, key, options) => inner.delete(type, key, options),
+      revision: () => inner.revision(),
+      close: () => inner.close(),
+      watch(options) {
+        const it = inner.watch(options)[Symbol.asyncIterator]();
+        return {
+          [Symbol.asyncIterator]: (): AsyncIterator<ConfigChange> => ({
+            next: async () => {
+              const result = await it.next();
+              await held;
+              return result;
+            },
+            return: () => it.return!(),
+          }),
+        };
+      },
+    };
+    const fn = (name: string) =>
+      new FunctionTool(() => name, { name, description: name, parameters: z.object({}) });
+    const registry = new ToolRegistry({ store, functions: [fn('a'), fn('b')], debounceMs: 1 });
+    t.after(async () => {
+      await registry.close();
+      await inner.close();
+    });
+    await registry.start();
+    await store.put('tool', 'a', { type: 'function', name: 'a' });
+    await store.put('tool', 'b', { type: 'function', name: 'b' });
+    await registry.refresh();
+    assert.deepEqual(
+      registry.tools
+        .list()
+        .map((x) => x.name)
+        .sort(),
+      ['a', 'b'],
+    );
+    await store.delete('tool', 'a');
+    await registry.refresh();
+    assert.deepEqual(
+      registry.tools.list().map((x) => x.name),
+      ['b'],
+    );
+    // The late deliveries (put a, put b, delete a) change nothing; later changes still arrive by watch.
+    release();
+    await store.put('tool', 'a', { type: 'function', name: 'a' });
+    for (let i = 0; i < 200 && registry.tools.list().length < 2; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(
+      registry.tools
+        .list()
+        .map((x) => x.name)
+        .sort(),
+      ['a', 'b'],
+    );
+  });
+
   test('a tool whose service arrives later goes live when it does (either order)', async (t) => {
     const f = await setup(t);
     await f.store.put('tool', 'tell-joke', tool('tell-joke'));

@@ -140,6 +140,11 @@ export class ToolRegistry {
   readonly #ownsClients: boolean;
 
   #config = new Map<string, Map<string, StoredItem>>();
+  /** Watched changes at or below this store revision are already in `#config` (from a refresh). */
+  #floor = 0;
+  /** Buffers collecting watched changes while a refresh reads the store. */
+  readonly #recording = new Set<ConfigChange[]>();
+  #loaded = false;
   #built = new Map<string, Built>();
   #instances = new Map<string, Instance>();
   #seq = 0;
@@ -222,15 +227,36 @@ export class ToolRegistry {
   }
 
   /**
-   * Applies pending changes now (without waiting for the debounce) and resolves when the tool set is
-   * current. Handy in tests and after a known write.
+   * Reads the store and applies what changed now (without waiting for the watch or the debounce), and
+   * resolves when the tool set is current: after `await store.put(...)`, from this process or any
+   * other, `await registry.refresh()` shows the change. Handy in tests and after a known write.
    */
-  refresh(): Promise<void> {
+  async refresh(): Promise<void> {
     if (this.#debounceTimer) {
       clearTimeout(this.#debounceTimer);
       this.#debounceTimer = undefined;
     }
+    // The watch may deliver an acknowledged write later (NATS, another process on a SQLite file), so
+    // read the store itself. A failing store is reported by the watch loop; build from what is known.
+    if (this.#loaded && !this.#abort.signal.aborted) await this.#resync().catch(() => undefined);
     return this.#rebuild();
+  }
+
+  /** Replaces the config copy with a fresh read, keeping the watched changes that arrive meanwhile. */
+  async #resync(): Promise<void> {
+    const meanwhile: ConfigChange[] = [];
+    this.#recording.add(meanwhile);
+    try {
+      // Every change up to `base` is in the list that follows; the watch may still deliver them.
+      const base = await this.#store.revision();
+      const items = await this.#store.list();
+      if (this.#abort.signal.aborted) return;
+      this.#config = toConfig(items);
+      this.#floor = Math.max(this.#floor, base);
+      for (const change of meanwhile) this.#applyChange(change);
+    } finally {
+      this.#recording.delete(meanwhile);
+    }
   }
 
   /**
@@ -257,7 +283,7 @@ export class ToolRegistry {
     const loaded = new Promise<void>((resolve, reject) => (firstLoad = { resolve, reject }));
     void this.#watchLoop(firstLoad);
     await loaded;
-    await this.refresh();
+    await this.#rebuild();
     if (this.#bus && this.#useAnnouncements) {
       await requestAnnouncements(this.#bus).catch((error: unknown) => {
         this.#announcementProblems.set('announced', {
@@ -289,19 +315,16 @@ export class ToolRegistry {
             await Promise.resolve(watch[Symbol.asyncIterator]().return?.()).catch(() => undefined);
             throw error;
           }
-          const config = new Map<string, Map<string, StoredItem>>();
-          for (const item of items) {
-            let byKey = config.get(item.type);
-            if (!byKey) config.set(item.type, (byKey = new Map()));
-            byKey.set(item.key, { value: item.value, revision: item.revision });
-          }
-          this.#config = config;
+          this.#config = toConfig(items);
+          this.#floor = 0; // a new watch on a (possibly replaced) store: its revisions count afresh
+          this.#loaded = true;
           this.#storeProblem = undefined;
           if (first) {
             first.resolve();
             first = undefined;
           } else this.#schedule();
           for await (const change of watch) {
+            for (const buffer of this.#recording) buffer.push(change);
             if (this.#applyChange(change)) this.#schedule();
           }
           return; // the watch ended without error: the store or the registry closed
@@ -335,6 +358,7 @@ export class ToolRegistry {
 
   /** Applies one watched change to the config copy; false when it was already known. */
   #applyChange(change: ConfigChange): boolean {
+    if (change.revision <= this.#floor) return false;
     let byKey = this.#config.get(change.type);
     const known = byKey?.get(change.key);
     if (known && known.revision >= change.revision) return false;
@@ -646,6 +670,16 @@ export class ToolRegistry {
 
 function sorted<V>(map: Map<string, V> | undefined): [string, V][] {
   return [...(map ?? new Map<string, V>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function toConfig(items: ConfigItem[]): Map<string, Map<string, StoredItem>> {
+  const config = new Map<string, Map<string, StoredItem>>();
+  for (const item of items) {
+    let byKey = config.get(item.type);
+    if (!byKey) config.set(item.type, (byKey = new Map()));
+    byKey.set(item.key, { value: item.value, revision: item.revision });
+  }
+  return config;
 }
 
 function jsonOf(value: JsonValue | undefined): string | undefined {
