@@ -164,6 +164,15 @@ describe('toolbus config (child process)', () => {
     assert.equal(flag.code, 2);
   });
 
+  test('a flag the action does not use is a usage error, not silently ignored', async () => {
+    const r = await toolbus(home, ['get', 'tool/tell-joke', '--if-revision', '1']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--if-revision applies to put and delete, not to get/);
+    const l = await toolbus(home, ['list', '--value', '{}']);
+    assert.equal(l.code, 2);
+    assert.match(l.stderr, /--value applies to put, not to list/);
+  });
+
   test('--if-revision: a stale revision exits 1 with config-conflict advice', async () => {
     const get = await toolbus(home, ['get', 'tool/tell-joke', '--json']);
     const { revision } = JSON.parse(get.stdout) as { revision: number };

@@ -89,6 +89,18 @@ export const command: CliCommand = {
     if (!['put', 'get', 'list', 'delete'].includes(action)) {
       throw new UsageError(`unknown action '${action}': expected put, get, list or delete`);
     }
+    // A flag the action does not use would be ignored silently (e.g. get --if-revision checks nothing).
+    const usedBy: Record<string, string[]> = {
+      'if-revision': ['put', 'delete'],
+      value: ['put'],
+      stdin: ['put'],
+      'any-type': ['put'],
+    };
+    for (const [flag, actions] of Object.entries(usedBy)) {
+      if (values[flag as keyof Flags] !== undefined && !actions.includes(action)) {
+        throw new UsageError(`--${flag} applies to ${actions.join(' and ')}, not to ${action}`);
+      }
+    }
     const ifRevision = parseRevision(values['if-revision']);
     // Check everything that can be checked before opening the store.
     let address: { type: string; key?: string | undefined } | undefined;
