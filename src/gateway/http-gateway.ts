@@ -79,6 +79,12 @@ export interface GatewayOptions {
   mcpHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** The default `user` for agent and tool calls without one. @default 'anonymous' */
   defaultUser?: string;
+  /**
+   * Interval of the `: keep-alive` comments on an agent event stream while the agent is quiet, so that
+   * clients and proxies with an idle timeout (Node's fetch gives up after 300 s) keep a long run open.
+   * @default 15_000
+   */
+  heartbeatMs?: number;
 }
 
 /** Options of {@link Gateway.listen}. */
@@ -192,6 +198,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const toolTimeoutMs = options.toolTimeoutMs ?? 60_000;
   const defaultUser = options.defaultUser ?? 'anonymous';
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
   const startedAt = Date.now();
   const inFlight = new Set<AbortController>();
   let server: Server | undefined;
@@ -335,9 +342,13 @@ export function createGateway(options: GatewayOptions): Gateway {
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
+    res.flushHeaders(); // the client has its 200 at once, not only with the first event
     const send = (event: GatewayAgentEvent): void => {
       if (!res.writableEnded) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     };
+    const heartbeat = setInterval(() => {
+      if (!res.writableEnded) res.write(': keep-alive\n\n');
+    }, heartbeatMs);
     try {
       const answer = await options.agent.ask(body.question, {
         user,
@@ -350,6 +361,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       send({ type: 'answer', content: answer });
     } catch (error) {
       send({ type: 'error', content: errorMessage(error) });
+    } finally {
+      clearInterval(heartbeat);
     }
     res.end();
   }

@@ -347,4 +347,37 @@ describe('HTTP gateway', () => {
       /unknown tool 'bad' \(its config item tool\/bad was skipped: references unknown tool service 'nope'\); available tools: echo/,
     );
   });
+
+  test('a quiet agent run keeps its event stream alive with comments, so idle timeouts do not cut it', async (t) => {
+    let finish: (answer: string) => void = () => {};
+    const slowAgent: GatewayAgent = {
+      ask: () => new Promise<string>((resolve) => (finish = resolve)),
+    };
+    const { url } = await start(t, { agent: slowAgent, heartbeatMs: 20 });
+    // Bound: without heartbeats the first bytes would be the answer, sent here after a while.
+    const guard = setTimeout(() => finish('no heartbeat came'), 5_000);
+    t.after(() => clearTimeout(guard));
+    const res = await fetch(`${url}/api/v1/agent`, {
+      method: 'POST',
+      headers: { accept: 'text/event-stream' },
+      body: '{"question":"take your time"}',
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    for (let i = 0; i < 1000 && !text.includes(': keep-alive\n\n'); i++) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    assert.match(text, /^: keep-alive\n\n/);
+    finish('done at last');
+    for (let i = 0; i < 1000 && !text.includes('event: answer'); i++) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    assert.match(text, /event: answer\ndata: \{"type":"answer","content":"done at last"\}/);
+  });
 });

@@ -68,6 +68,10 @@ test('README quickstart: up, tools, call, ask (scripted model), HTTP API, clean 
   assert.match(ask.stdout, /thought: A dad joke tool fits\./);
   assert.match(ask.stdout, /observation: Hey bob! Here's a dad joke/);
   assert.match(ask.stdout, /Here is your dad joke about dogs\./);
+  // Without --stream (asked over the event stream too, so long runs survive): the answer only.
+  const plain = await runCli(['ask', 'Tell me a dad joke about dogs'], cliEnv);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.equal(plain.stdout, 'Here is your dad joke about dogs.\n');
 
   const health = (await (await fetch(`${up.url}/api/v1/health`)).json()) as {
     status: string;

@@ -30,10 +30,16 @@ Examples:
   toolbus ask "Tell me a dad joke about dogs" --stream --user alice
 `;
 
+/**
+ * Asks through the gateway's event stream, also without --stream (then only the answer or the error is
+ * printed): a stream with the gateway's keep-alive comments survives long runs (slow local models) that
+ * a plain JSON request loses to fetch's 300 s header timeout.
+ */
 async function askStreaming(
   io: CliIO,
   values: { url?: string; token?: string },
   body: object,
+  printEvents: boolean,
 ): Promise<number> {
   const response = await gatewayFetch(gatewayTarget(values, io), '/api/v1/agent', {
     method: 'POST',
@@ -50,11 +56,11 @@ async function askStreaming(
       const payload = JSON.parse(data) as { content?: string };
       const content = payload.content ?? '';
       spinner.clear();
-      if (event === 'thought') io.stdout.write(`thought: ${content}\n`);
-      else if (event === 'observation') io.stdout.write(`observation: ${content}\n`);
+      if (event === 'thought' && printEvents) io.stdout.write(`thought: ${content}\n`);
+      else if (event === 'observation' && printEvents) io.stdout.write(`observation: ${content}\n`);
       else if (event === 'answer') io.stdout.write(`${content}\n`);
       else if (event === 'error') {
-        io.stderr.write(`error: ${content}\n`);
+        io.stderr.write(printEvents ? `error: ${content}\n` : `toolbus ask: ${content}\n`);
         code = ExitCode.Error;
       }
     }
@@ -123,21 +129,7 @@ export const command: CliCommand = {
     }
     const body = { question, ...(values.user ? { user: values.user } : {}) };
     try {
-      if (values.stream) return await askStreaming(io, values, body);
-      const spinner = startSpinner(io);
-      try {
-        const response = await gatewayFetch(gatewayTarget(values, io), '/api/v1/agent', {
-          method: 'POST',
-          body,
-          signal: io.signal,
-        });
-        const { answer } = (await response.json()) as { answer: string };
-        spinner.stop();
-        io.stdout.write(`${answer}\n`);
-        return ExitCode.Ok;
-      } finally {
-        spinner.stop();
-      }
+      return await askStreaming(io, values, body, values.stream ?? false);
     } catch (error) {
       if (error instanceof GatewayRequestError) {
         io.stderr.write(`toolbus ask: ${error.message}\n`);
