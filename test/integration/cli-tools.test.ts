@@ -22,6 +22,9 @@ test('toolbus tools through the gateway warns about config items the registry sk
   children.push(up.child);
   const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.output())?.[1];
   assert.ok(url, up.output());
+  // No tools yet and no examples: the banner does not suggest calling a joke tool that is not there.
+  assert.doesNotMatch(up.output(), /toolbus call tell-joke/);
+  assert.match(up.output(), /npx toolbus config put tool\/<name> < tool\.json/);
 
   const bad = '{"type":"tool-service","name":"bad","description":"x","service":"nope","arguments":[]}';
   const put = await runCli(['config', 'put', 'tool/bad'], env, bad);

@@ -46,7 +46,12 @@ function banner(system: RunningSystem, url: string, modelLine: string | undefine
     '',
     'Try next:',
     `  npx toolbus tools${urlFlag}`,
-    `  npx toolbus call tell-joke topic=cats${urlFlag}`,
+    // Suggest a call that works here: with --no-examples the joke tools may not exist.
+    tools.some((t) => t.name === 'tell-joke')
+      ? `  npx toolbus call tell-joke topic=cats${urlFlag}`
+      : tools[0]
+        ? `  npx toolbus call ${tools[0].name} key=value ...${urlFlag}   (its arguments: npx toolbus tools)`
+        : `  npx toolbus config put tool/<name> < tool.json   (README: "Write your own tool service")`,
     modelLine
       ? `  npx toolbus ask "Tell me a dad joke about dogs" --stream${urlFlag}`
       : `  OPENAI_API_KEY=sk-... npm start, then: npx toolbus ask "Tell me a joke about cats"${urlFlag}`,
