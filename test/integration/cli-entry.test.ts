@@ -38,3 +38,14 @@ test('toolbus up refuses a stray argument or a bad --port as usage errors (exit 
   assert.equal(port.code, 2, port.stderr);
   assert.match(port.stderr, /--port must be a number from 0 to 65535, got 'abc'/);
 });
+
+test('up and service --help name the environment variables that change what they connect to', async () => {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
+  const up = await runCli(['up', '--help'], env);
+  assert.equal(up.code, 0);
+  assert.match(up.stdout, /TOOLBUS_NATS\s+NATS server to run on, as --nats/);
+  assert.match(up.stdout, /TOOLBUS_HOME/);
+  const service = await runCli(['service', '--help'], env);
+  assert.equal(service.code, 0);
+  assert.match(service.stdout, /\(default: \$TOOLBUS_NATS\)/);
+});

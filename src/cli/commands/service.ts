@@ -31,6 +31,7 @@ or let it announce itself.
 Options:
   --nats URL         the NATS server the agents use (a service in its own process needs a
                      shared bus; 'toolbus up' runs the example service in-process instead)
+                     (default: $TOOLBUS_NATS)
   --replicas N       run N copies in this process, sharing the load (default: 1)
   -h, --help         show this help
 

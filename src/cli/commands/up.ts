@@ -19,12 +19,15 @@ Options:
                      needs TOOLBUS_TOKEN set, so strangers cannot call your tools.
   --port PORT        port for the HTTP gateway (default: 8888; 0 picks a free one)
   --nats URL         run on a NATS server (bus and config) instead of the embedded default
+                     (default: $TOOLBUS_NATS when set)
   --store PATH       SQLite config file (default: $TOOLBUS_HOME/config.db or ./.toolbus/config.db)
   --no-examples      do not start the example joke service or load its descriptors
   -h, --help         show this help
 
 Environment:
   TOOLBUS_TOKEN      bearer token the gateway requires
+  TOOLBUS_NATS       NATS server to run on, as --nats
+  TOOLBUS_HOME       folder of the SQLite config (default: ./.toolbus)
   OPENAI_API_KEY, OPENAI_BASE_URL, TOOLBUS_MODEL, SAPTIVA_API_KEY
                      the agent's model (see 'toolbus ask --help')
 `;
