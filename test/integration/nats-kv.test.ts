@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Kvm } from '@nats-io/kv';
 import { NatsBus, NatsKvConfigStore } from '../../src/bus/nats/index.js';
+import { z } from 'zod';
+import { ToolRegistry } from '../../src/registry/index.js';
+import { FunctionTool } from '../../src/tools/index.js';
 import { runConfigStoreConformance, takeChanges } from '../support/config-store-conformance.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 
@@ -57,6 +60,36 @@ describe('NatsKvConfigStore across connections', () => {
     const onKv = new NatsKvConfigStore(kv);
     t.after(() => onKv.close());
     assert.deepEqual(await onKv.get('tool', 'a'), { type: 'tool', key: 'a', value: 1, revision });
+  });
+
+  test('text that is not JSON, written around toolbus, is reported naming the item; the registry keeps its tools', async (t) => {
+    const bucket = `foreign-${++buckets}`;
+    const store = await NatsKvConfigStore.connect({ servers: server.url, bucket });
+    t.after(() => store.close());
+    const ok = new FunctionTool(() => 'ok', { name: 'ok', description: 'ok', parameters: z.object({}) });
+    await store.put('tool', 'ok', { type: 'function', name: 'ok' });
+    const registry = new ToolRegistry({ store, functions: [ok], debounceMs: 1, retryMs: 20 });
+    t.after(() => registry.close());
+    await registry.start();
+    const watch = store.watch();
+    const bus = await NatsBus.connect({ servers: server.url });
+    t.after(() => bus.close());
+    const kv = await new Kvm(bus.connection).open(bucket);
+    await kv.put('tool.ok', '{"type": "function", "name": ok}'); // as with `nats kv put`, a typo
+    const expected = /config item 'tool\/ok': invalid JSON at line 1, column 30.*toolbus config put tool\/ok/;
+    await assert.rejects(takeChanges(watch, 1, 10_000), { code: 'store-error', message: expected });
+    await assert.rejects(store.list(), { code: 'store-error', message: expected });
+    for (let i = 0; i < 200 && !registry.problems().some((p) => p.key === 'store'); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.match(registry.problems().find((p) => p.key === 'store')?.message ?? '', expected);
+    assert.deepEqual(
+      registry.tools.list().map((x) => x.name),
+      ['ok'],
+    );
+    await store.put('tool', 'ok', { type: 'function', name: 'ok' }); // fixed: the problem goes
+    for (let i = 0; i < 200 && registry.problems().length > 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(registry.problems(), []);
   });
 
   test('keys with dots and equals signs survive the KV key encoding', async (t) => {

@@ -21,6 +21,7 @@ import {
   DEFAULT_WATCH_BUFFER,
   assertConfigName,
   checkRevision,
+  parseJsonValue,
   toConfigValue,
   type ConfigChange,
   type ConfigItem,
@@ -244,7 +245,8 @@ export class NatsKvConfigStore implements ConfigStore {
    * Changes made by any process, in revision order. Without `includeExisting` the watch starts right
    * after the latest revision this store has seen (writes it made, reads, or the bucket state when it
    * opened), so a change written after `watch()` returns is never missed. Buffers up to `maxWatchBuffer`
-   * changes for a slow consumer, then fails with `store-error`.
+   * changes for a slow consumer, then fails with `store-error`. An item whose stored text is not JSON
+   * (written around toolbus) fails the watch, as it fails `list`, with `store-error` naming the item.
    */
   watch(options: ConfigWatchOptions = {}): AsyncIterable<ConfigChange> {
     let iterator: QueuedIterator<KvWatchEntry> | undefined;
@@ -281,12 +283,9 @@ export class NatsKvConfigStore implements ConfigStore {
           if (!name) continue;
           this.#see(entry.revision);
           if (entry.operation === 'PUT') {
-            let value: JsonValue;
-            try {
-              value = parseStored(entry.string(), name.type, name.key);
-            } catch {
-              continue; // Written by something else than a ConfigStore; not ours to report here.
-            }
+            // Text that is not JSON (e.g. a typo in `nats kv put`) fails the watch naming the item, as
+            // list() does: skipping it would leave watchers on the item's old value without a word.
+            const value = parseStored(entry.string(), name.type, name.key);
             queue.push({ kind: 'put', ...name, value, revision: entry.revision });
           } else if (entry.isUpdate || !options.includeExisting) {
             // A delete marker among the existing items is an absent item, not a change.
@@ -361,11 +360,14 @@ function isConflict(error: unknown): boolean {
 
 function parseStored(text: string, type: string, key: string): JsonValue {
   try {
-    return JSON.parse(text) as JsonValue;
+    return parseJsonValue(text, { what: `config item '${type}/${key}'` });
   } catch (error) {
-    throw new ToolbusError('store-error', `config item '${type}/${key}' holds text that is not JSON`, {
-      cause: error,
-    });
+    throw new ToolbusError(
+      'store-error',
+      `${(error as Error).message}. It was written around toolbus (e.g. with 'nats kv put'); write it ` +
+        `again with 'toolbus config put ${type}/${key}' or delete it`,
+      { cause: error },
+    );
   }
 }
 
