@@ -41,5 +41,15 @@ test('toolbus tools through the gateway warns about config items the registry sk
   assert.match(tools.stderr, /warning: tool\/bad: .*unknown tool service 'nope'/);
   assert.doesNotMatch(tools.stdout, /\bbad\b/);
 
+  // An unknown tool is a result with isError, as with --store: --json prints it, exit 1.
+  const unknown = await runCli(['call', 'bad', '--json', '--url', url], env);
+  assert.equal(unknown.code, 1, unknown.stderr);
+  const result = JSON.parse(unknown.stdout) as { isError: boolean; code: string; content: string };
+  assert.deepEqual([result.isError, result.code], [true, 'unknown-tool']);
+  assert.match(result.content, /unknown tool 'bad' \(its config item tool\/bad was skipped/);
+  const plain = await runCli(['call', 'bad', '--url', url], env);
+  assert.equal(plain.code, 1);
+  assert.match(plain.stderr, /^error \(unknown-tool\): unknown tool 'bad'/);
+
   assert.equal(await interrupt(up.child), 0, up.output());
 });

@@ -10,7 +10,7 @@ import {
   GATEWAY_FLAGS_HELP,
   parseCommandArgs,
 } from '../args.js';
-import { gatewayFetch, gatewayTarget } from '../gateway-client.js';
+import { GatewayRequestError, gatewayFetch, gatewayTarget } from '../gateway-client.js';
 import { openLocalTools } from '../local-tools.js';
 
 const help = `Usage: toolbus call <tool> [key=value ... | key:=json ... | '{"key": "value"}'] [options]
@@ -128,11 +128,21 @@ async function callThroughGateway(
   }
   const args = parseCallArguments(words, properties);
   const query = values.user ? `?user=${encodeURIComponent(values.user)}` : '';
-  const response = await gatewayFetch(target, `/api/v1/tools/${encodeURIComponent(name)}/invoke${query}`, {
-    method: 'POST',
-    body: args,
-    signal: io.signal,
-  });
+  let response: Response;
+  try {
+    response = await gatewayFetch(target, `/api/v1/tools/${encodeURIComponent(name)}/invoke${query}`, {
+      method: 'POST',
+      body: args,
+      signal: io.signal,
+    });
+  } catch (error) {
+    // The gateway answers an unknown tool with a 404; as with --store/--nats (the ToolSet's error
+    // contract), it is a result with isError, so --json prints it and scripts see one shape.
+    if (error instanceof GatewayRequestError && error.code === 'unknown-tool') {
+      return { name, callId: '', content: error.message, isError: true, code: error.code };
+    }
+    throw error;
+  }
   return (await response.json()) as CallOutput;
 }
 
