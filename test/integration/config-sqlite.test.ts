@@ -5,6 +5,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import Database from 'better-sqlite3';
 import { ToolbusError } from '../../src/tools/index.js';
 import { SqliteConfigStore, defaultConfigPath } from '../../src/config/sqlite/index.js';
 import { runConfigStoreConformance, takeChanges } from '../support/config-store-conformance.js';
@@ -122,6 +123,19 @@ describe('SqliteConfigStore file', () => {
       assert.match(e.message, /is read-only and cannot be written/);
       return true;
     });
+  });
+
+  test('a value that is not JSON, written around toolbus, is a store-error naming the item and the fix', async (t) => {
+    const path = freshPath();
+    const store = new SqliteConfigStore({ path });
+    t.after(() => store.close());
+    await store.put('tool', 'a', '{"v":1}');
+    const raw = new Database(path);
+    raw.prepare("UPDATE items SET value = '{v:1}' WHERE key = 'a'").run();
+    raw.close();
+    const expected = /config item 'tool\/a': invalid JSON at line 1, column 2.*toolbus config put tool\/a/;
+    await assert.rejects(store.list(), { code: 'store-error', message: expected });
+    await assert.rejects(store.get('tool', 'a'), { code: 'store-error', message: expected });
   });
 
   test('two stores on one file: conditional puts from both, no lost update', async () => {

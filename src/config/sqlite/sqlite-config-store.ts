@@ -11,6 +11,7 @@ import {
   ChangeQueue,
   assertConfigName,
   checkRevision,
+  parseJsonValue,
   toConfigValue,
   type ConfigChange,
   type ConfigItem,
@@ -335,7 +336,7 @@ export class SqliteConfigStore implements ConfigStore {
                   kind: 'put',
                   type: row.type,
                   key: row.key,
-                  value: JSON.parse(row.value ?? 'null') as JsonValue,
+                  value: parseStored(row.value ?? 'null', row.type, row.key),
                   revision: row.revision,
                 }
               : { kind: 'delete', type: row.type, key: row.key, revision: row.revision };
@@ -352,14 +353,33 @@ export class SqliteConfigStore implements ConfigStore {
         if (rows.length < 1000) break;
       }
     } catch (error) {
-      const failure = storeError(this.path, 'read', error);
+      const failure = error instanceof ToolbusError ? error : storeError(this.path, 'read', error);
       for (const w of [...this.#watchers]) w.queue.fail(failure);
     }
   }
 }
 
 function toItem(row: Row): ConfigItem {
-  return { type: row.type, key: row.key, value: JSON.parse(row.value) as JsonValue, revision: row.revision };
+  return {
+    type: row.type,
+    key: row.key,
+    value: parseStored(row.value, row.type, row.key),
+    revision: row.revision,
+  };
+}
+
+/** Parses a stored value; text that is not JSON (written around toolbus) names the item and the fix. */
+function parseStored(text: string, type: string, key: string): JsonValue {
+  try {
+    return parseJsonValue(text, { what: `config item '${type}/${key}'` });
+  } catch (error) {
+    throw new ToolbusError(
+      'store-error',
+      `${(error as Error).message}. It was written around toolbus (e.g. with sqlite3); write it again ` +
+        `with 'toolbus config put ${type}/${key}' or delete it`,
+      { cause: error },
+    );
+  }
 }
 
 /** `device:inode` of the file at `path`, or undefined when there is none. */
