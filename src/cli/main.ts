@@ -116,6 +116,9 @@ if (isEntry) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A closed terminal or SSH session (and bin/toolbus.js passing it on): stop cleanly too, instead of
+  // Node's default of dying at once with calls in flight and no goodbye from announced services.
+  process.on('SIGHUP', onSignal);
   const code = await main(process.argv.slice(2), {
     stdin: process.stdin,
     stdout: process.stdout,

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, runCli } from '../support/cli.js';
+import { ROOT, runCli, startCli } from '../support/cli.js';
 
 test('src/cli/main.ts run through a symlinked path still runs the command (it printed nothing, exit 0)', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'toolbus-cli-entry-'));
@@ -48,4 +48,20 @@ test('up and service --help name the environment variables that change what they
   const service = await runCli(['service', '--help'], env);
   assert.equal(service.code, 0);
   assert.match(service.stdout, /\(default: \$TOOLBUS_NATS\)/);
+});
+
+test('toolbus up stops cleanly on SIGHUP (a closed terminal), as on Ctrl-C', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-sighup-'));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: home };
+  const up = await startCli(['up', '--port', '0', '--no-examples'], env, /Press Ctrl-C to stop\./);
+  t.after(async () => {
+    if (up.child.exitCode === null) up.child.kill('SIGKILL');
+    await rm(home, { recursive: true, force: true });
+  });
+  const exited = new Promise<[number | null, string | null]>((resolve) =>
+    up.child.once('exit', (code, signal) => resolve([code, signal])),
+  );
+  up.child.kill('SIGHUP');
+  assert.deepEqual(await exited, [0, null], up.output());
+  assert.match(up.output(), /toolbus: stopped/);
 });
