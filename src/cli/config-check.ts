@@ -37,7 +37,7 @@ export async function checkConfigItem(
     if (type === 'tool-service') {
       if (!isObject(value)) throw new Error('a tool-service item must be a JSON object');
       parseToolServiceDescriptor({ id: key, ...value });
-      return [];
+      return await checkToolsOfService(store, key, value);
     }
     if (type !== 'tool') return [];
     if (!isObject(value) || typeof value['type'] !== 'string' || value['type'] === '') {
@@ -58,18 +58,55 @@ export async function checkConfigItem(
       ];
     }
     if (!isObject(service)) return []; // the service item itself is reported when it is written
-    const bus = new MemoryBus();
-    const clients = new ToolServiceClientCache(bus);
-    try {
-      const { warnings } = createToolServiceTool({ clients, service: { ...service, id: serviceId }, tool });
-      return warnings.map((message) => ({ skipped: false, message }));
-    } finally {
-      await clients.close();
-      await bus.close();
-    }
+    const { warnings } = await buildAgainst(tool, serviceId, service);
+    return warnings.map((message) => ({ skipped: false, message }));
   } catch (error) {
-    return [{ skipped: true, message: error instanceof Error ? error.message : String(error) }];
+    return [{ skipped: true, message: messageOf(error) }];
   }
+}
+
+/** A changed service can break the tools already using it (e.g. a new required config param). */
+async function checkToolsOfService(
+  store: ConfigStore,
+  serviceId: string,
+  service: JsonObject,
+): Promise<ConfigCheckFinding[]> {
+  const findings: ConfigCheckFinding[] = [];
+  for (const item of await store.list('tool')) {
+    const tool = item.value;
+    if (!isObject(tool) || tool['type'] !== 'tool-service' || tool['service'] !== serviceId) continue;
+    try {
+      await buildAgainst(tool['name'] === undefined ? { ...tool, name: item.key } : tool, serviceId, service);
+    } catch (error) {
+      findings.push({
+        skipped: false,
+        message:
+          `tool/${item.key}, which uses this service, will not go live with it: ${messageOf(error)} ` +
+          '(a running registry keeps its last good version)',
+      });
+    }
+  }
+  return findings;
+}
+
+/** Builds the tool as the registry would, on a throwaway bus; throws what the registry would report. */
+async function buildAgainst(
+  tool: JsonObject,
+  serviceId: string,
+  service: JsonObject,
+): Promise<{ warnings: string[] }> {
+  const bus = new MemoryBus();
+  const clients = new ToolServiceClientCache(bus);
+  try {
+    return createToolServiceTool({ clients, service: { ...service, id: serviceId }, tool });
+  } finally {
+    await clients.close();
+    await bus.close();
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function isObject(value: JsonValue | undefined): value is JsonObject {

@@ -127,6 +127,14 @@ describe('toolbus config (child process)', () => {
     assert.match(missing.stderr, /error: tool\/tell-joke .*missing required config param 'style'/);
     const good = await toolbus(h, ['put', 'tool/tell-joke', JSON.stringify(tellJoke)]);
     assert.deepEqual([good.code, good.stderr], [0, '']);
+    // A service change that breaks the tools already using it says which.
+    const stricter = {
+      ...service,
+      'config-params': [...service['config-params'], { name: 'lang', required: true }],
+    };
+    const broke = await toolbus(h, ['put', 'tool-service/joke-service', JSON.stringify(stricter)]);
+    assert.equal(broke.code, 0, broke.stderr);
+    assert.match(broke.stderr, /warning: .*tool\/tell-joke, which uses this service, .*'lang'/);
     const badService = await toolbus(h, ['put', 'tool-service/bad', '{"request-queue":"x y"}']);
     assert.match(badService.stderr, /error: tool-service\/bad .*'request-queue'/);
   });

@@ -44,8 +44,9 @@ Options:
   --json             machine-readable output
 ${CONNECTION_FLAGS_HELP}
 
-put checks tool-service items, and tool items of type tool-service against their service, as the
-registry will, and prints on stderr what it would skip or warn about; the item is stored anyway.
+put checks tool-service items (and the tools that use them), and tool items of type tool-service
+against their service, as the registry will, and prints on stderr what it would skip or warn about;
+the item is stored anyway.
 
 Exit codes: 0 success, 1 error (bad JSON, item not found, conflict, store problem), 2 usage.
 
