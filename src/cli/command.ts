@@ -33,5 +33,5 @@ export class UsageError extends Error {
   }
 }
 
-/** Exit codes every command uses. */
-export const ExitCode = { Ok: 0, Error: 1, Usage: 2 } as const;
+/** Exit codes every command uses; `Interrupted` (128 + SIGINT) when a signal cancelled the command. */
+export const ExitCode = { Ok: 0, Error: 1, Usage: 2, Interrupted: 130 } as const;

@@ -83,6 +83,12 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   try {
     return await command.run(rest, io);
   } catch (error) {
+    if (io.signal.aborted) {
+      // Ctrl-C (or SIGTERM/SIGHUP) while waiting: say so, not "This operation was aborted", and exit
+      // 130 as shells expect of an interrupted command.
+      io.stderr.write(`toolbus ${name}: cancelled (${errorText(io.signal.reason)})\n`);
+      return ExitCode.Interrupted;
+    }
     if (error instanceof UsageError) {
       io.stderr.write(`toolbus ${name}: ${error.message}\nRun 'toolbus ${name} --help' for usage.\n`);
       return ExitCode.Usage;
@@ -103,6 +109,10 @@ function isMainScript(): boolean {
   } catch {
     return false;
   }
+}
+
+function errorText(value: unknown): string {
+  return value instanceof Error ? value.message : String(value);
 }
 
 const isEntry = isMainScript();

@@ -4,7 +4,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,4 +66,41 @@ test('toolbus up stops cleanly on SIGHUP (a closed terminal), as on Ctrl-C', asy
   up.child.kill('SIGHUP');
   assert.deepEqual(await exited, [0, null], up.output());
   assert.match(up.output(), /toolbus: stopped/);
+});
+
+test('Ctrl-C while a command waits says it was cancelled and exits 130', async (t) => {
+  // A gateway that takes the call and never answers.
+  let received!: () => void;
+  const gotRequest = new Promise<void>((resolve) => (received = resolve));
+  const server = createServer(() => received());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as AddressInfo;
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'src/cli/main.ts'),
+      'call',
+      'slow',
+      '{}',
+      '--url',
+      `http://127.0.0.1:${port}`,
+    ],
+    { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME } },
+  );
+  t.after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await gotRequest;
+  child.kill('SIGINT');
+  assert.equal(await exited, 130, stderr);
+  assert.equal(stderr, 'toolbus call: cancelled (received SIGINT)\n');
 });
