@@ -65,6 +65,18 @@ export async function checkConfigItem(
   }
 }
 
+/**
+ * The `tool` items of type `tool-service` that use service `serviceId`: what deleting it takes out of
+ * the registry.
+ */
+export async function toolsUsingService(store: ConfigStore, serviceId: string): Promise<string[]> {
+  return (await store.list('tool'))
+    .filter(
+      (i) => isObject(i.value) && i.value['type'] === 'tool-service' && i.value['service'] === serviceId,
+    )
+    .map((i) => `tool/${i.key}`);
+}
+
 /** A changed service can break the tools already using it (e.g. a new required config param). */
 async function checkToolsOfService(
   store: ConfigStore,

@@ -135,6 +135,9 @@ describe('toolbus config (child process)', () => {
     const broke = await toolbus(h, ['put', 'tool-service/joke-service', JSON.stringify(stricter)]);
     assert.equal(broke.code, 0, broke.stderr);
     assert.match(broke.stderr, /warning: .*tool\/tell-joke, which uses this service, .*'lang'/);
+    const deleted = await toolbus(h, ['delete', 'tool-service/joke-service']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.match(deleted.stderr, /warning: tool\/tell-joke uses this service and leaves the registry/);
     const badService = await toolbus(h, ['put', 'tool-service/bad', '{"request-queue":"x y"}']);
     assert.match(badService.stderr, /error: tool-service\/bad .*'request-queue'/);
   });

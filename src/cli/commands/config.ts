@@ -7,7 +7,7 @@ import type { JsonValue } from '../../schema/index.js';
 import { isToolbusError } from '../../tools/index.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js';
-import { checkConfigItem } from '../config-check.js';
+import { checkConfigItem, toolsUsingService } from '../config-check.js';
 import { configStorePath, describeStore, openConfigStore } from '../connect.js';
 
 /**
@@ -189,6 +189,15 @@ export const command: CliCommand = {
           if (!existed) return await notFound(io, store, type, key);
           if (values.json) writeJson(io, { type, key, deleted: true });
           else io.stdout.write(`deleted ${type}/${key}\n`);
+          const orphans = type === 'tool-service' ? await toolsUsingService(store, key) : [];
+          if (orphans.length > 0) {
+            io.stderr.write(
+              `toolbus config: warning: ${orphans.join(', ')} ` +
+                (orphans.length === 1
+                  ? 'uses this service and leaves the registry until it is back (delete it too if it should go)\n'
+                  : 'use this service and leave the registry until it is back (delete them too if they should go)\n'),
+            );
+          }
           return ExitCode.Ok;
         }
       }
