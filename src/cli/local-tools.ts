@@ -17,7 +17,41 @@ export interface LocalTools {
    * another process, e.g. in `toolbus up`, cannot be reached, and this says what to do instead.
    */
   privateBusNote: string | undefined;
+  /**
+   * On a shared bus, waits for self-announcing services to answer the registry's announce request
+   * (their tools arrive a moment after `start`): until `name` is a tool, or, without a name, until the
+   * tool set has been quiet for a moment; at most {@link ANNOUNCE_WAIT_MS}. At once on a private bus.
+   */
+  settle(name?: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The longest a one-shot command waits for announced tools. */
+export const ANNOUNCE_WAIT_MS = 1_000;
+/** Without a tool to wait for: how long the tool set must stay unchanged to count as settled. */
+const ANNOUNCE_QUIET_MS = 250;
+
+function settleRegistry(registry: ToolRegistry, name: string | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let quiet: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      clearTimeout(longest);
+      clearTimeout(quiet);
+      off();
+      resolve();
+    };
+    const longest = setTimeout(done, ANNOUNCE_WAIT_MS);
+    const check = (): void => {
+      if (name !== undefined) {
+        if (registry.tools.get(name)) done();
+        return;
+      }
+      clearTimeout(quiet);
+      quiet = setTimeout(done, ANNOUNCE_QUIET_MS);
+    };
+    const off = registry.onChange(check);
+    check();
+  });
 }
 
 /** Why a tool service is unavailable to a command that opened its own in-memory bus, and the fix. */
@@ -51,6 +85,8 @@ export async function openLocalTools(
     tools: registry.tools,
     problems: () => registry.problems(),
     privateBusNote: busNatsUrl(flags, io) === undefined ? PRIVATE_BUS_NOTE : undefined,
+    settle: (name) =>
+      busNatsUrl(flags, io) === undefined ? Promise.resolve() : settleRegistry(registry, name),
     async close() {
       await registry.close();
       await store.close();

@@ -63,3 +63,44 @@ test("toolbus service runs the README's echo-service.ts, which imports 'toolbus'
 
   assert.equal(await interrupt(service.child), 0, service.output());
 });
+
+const SHOUT_SERVICE = `import { DynamicToolService, type MessageBus } from 'toolbus';
+
+export default (bus: MessageBus) =>
+  new DynamicToolService({
+    bus,
+    topic: 'shout',
+    announce: {
+      tools: [{ name: 'shout', description: 'Shout', arguments: [{ name: 'text', type: 'string', description: 'What' }] }],
+    },
+    async invoke(_user, _config, args) {
+      return String(args.text).toUpperCase();
+    },
+  });
+`;
+
+test('tools --nats and call --nats see a self-announcing service, whose tools arrive just after start', async (t) => {
+  const nats = await startNatsServer({ jetstream: true });
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-cli-announce-'));
+  const children: ChildProcess[] = [];
+  t.after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await nats.stop();
+    await rm(home, { recursive: true, force: true });
+  });
+  const module = join(home, 'shout-service.ts');
+  await writeFile(module, SHOUT_SERVICE);
+  await writeFile(join(home, 'package.json'), '{"type":"module"}');
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: home };
+  const service = await startCli(['service', module, '--nats', nats.url], env, /running \(1 replica\)/);
+  children.push(service.child);
+
+  const tools = await runCli(['tools', '--nats', nats.url], env);
+  assert.equal(tools.code, 0, tools.stderr);
+  assert.match(tools.stdout, /^shout\s+text: string\s+Shout$/m);
+  const call = await runCli(['call', 'shout', 'text=hi', '--nats', nats.url], env);
+  assert.equal(call.code, 0, call.stderr);
+  assert.equal(call.stdout, 'HI\n');
+
+  assert.equal(await interrupt(service.child), 0, service.output());
+});

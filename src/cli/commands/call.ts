@@ -166,6 +166,7 @@ export const command: CliCommand = {
       const local = await openLocalTools({ nats: values.nats, store: values.store }, io);
       privateBusNote = local.privateBusNote;
       try {
+        await local.settle(name); // a self-announced tool arrives just after the registry starts
         const tool = local.tools.get(name);
         const props = (tool?.schema.parameters.properties ?? {}) as Record<string, PropertySchema>;
         const args = parseCallArguments(words, props);

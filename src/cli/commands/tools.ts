@@ -100,6 +100,7 @@ export const command: CliCommand = {
     if (values.nats !== undefined || values.store !== undefined) {
       const local = await openLocalTools({ nats: values.nats, store: values.store }, io);
       try {
+        await local.settle(); // self-announced tools arrive just after the registry starts
         tools = local.tools
           .list()
           .map((t) => ({ name: t.name, description: t.description, parameters: t.schema.parameters }));
