@@ -45,7 +45,7 @@ export type ToolTypeFactory = (descriptor: JsonObject, ctx: ToolTypeContext) => 
 
 /** How bad a {@link RegistryProblem} is. */
 export const ProblemSeverity = {
-  /** The item was skipped. */
+  /** The item was skipped (a tool that was live keeps its last good version). */
   Error: 'error',
   /** The item is live, but something about it is probably not what was meant. */
   Warning: 'warning',
