@@ -273,6 +273,56 @@ describe('ToolRegistry: hot reload', () => {
     );
   });
 
+  test('two refreshes at once: the older snapshot, arriving last, does not undo the newer one', async (t) => {
+    const inner = new MemoryConfigStore();
+    let holdLists = false;
+    let releaseLists!: () => void;
+    const listsHeld = new Promise<void>((resolve) => (releaseLists = resolve));
+    const store: ConfigStore = {
+      put: (type, key, value, options) => inner.put(type, key, value, options),
+      get: (type, key) => inner.get(type, key),
+      // Reads now, answers when released: a slow read of an older state.
+      list: (type) => {
+        const items = inner.list(type);
+        return holdLists ? items.then(async (v) => (await listsHeld, v)) : items;
+      },
+      delete: (type, key, options) => inner.delete(type, key, options),
+      revision: () => inner.revision(),
+      close: () => inner.close(),
+      watch: () => ({
+        // A watch that never delivers: only refresh() reads the store.
+        [Symbol.asyncIterator]: (): AsyncIterator<ConfigChange> => ({
+          next: () => new Promise<never>(() => undefined),
+          return: () => Promise.resolve({ value: undefined, done: true }),
+        }),
+      }),
+    };
+    const fn = (name: string) =>
+      new FunctionTool(() => name, { name, description: name, parameters: z.object({}) });
+    const registry = new ToolRegistry({ store, functions: [fn('a'), fn('b')], debounceMs: 1 });
+    t.after(async () => {
+      await registry.close();
+      await inner.close();
+    });
+    await registry.start();
+    await store.put('tool', 'a', { type: 'function', name: 'a' });
+    holdLists = true;
+    const older = registry.refresh();
+    await new Promise((r) => setTimeout(r, 5)); // its list has read [a]
+    holdLists = false;
+    await store.put('tool', 'b', { type: 'function', name: 'b' });
+    await registry.refresh();
+    releaseLists();
+    await older;
+    assert.deepEqual(
+      registry.tools
+        .list()
+        .map((x) => x.name)
+        .sort(),
+      ['a', 'b'],
+    );
+  });
+
   test('a tool whose service arrives later goes live when it does (either order)', async (t) => {
     const f = await setup(t);
     await f.store.put('tool', 'tell-joke', tool('tell-joke'));

@@ -250,7 +250,8 @@ export class ToolRegistry {
       // Every change up to `base` is in the list that follows; the watch may still deliver them.
       const base = await this.#store.revision();
       const items = await this.#store.list();
-      if (this.#abort.signal.aborted) return;
+      // A concurrent refresh may already have put a newer snapshot in place: keep that one.
+      if (this.#abort.signal.aborted || base < this.#floor) return;
       this.#config = toConfig(items);
       this.#floor = Math.max(this.#floor, base);
       for (const change of meanwhile) this.#applyChange(change);
