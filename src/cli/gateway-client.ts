@@ -1,7 +1,7 @@
 /**
  * @module A small HTTP client for a running `toolbus up`, used by `call`, `tools` and `ask`.
  */
-import type { CliIO } from './command.js';
+import { UsageError, type CliIO } from './command.js';
 
 /** The default gateway address. */
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8888';
@@ -24,9 +24,25 @@ export interface GatewayTarget {
   token: string | undefined;
 }
 
-/** Resolves `--url`/`--token` against `TOOLBUS_URL`/`TOOLBUS_TOKEN` and the default. */
+/**
+ * Resolves `--url`/`--token` against `TOOLBUS_URL`/`TOOLBUS_TOKEN` and the default.
+ * Throws a `UsageError` when the URL is not an http(s) URL (e.g. `localhost:8888`, without the scheme),
+ * which would otherwise surface as a misleading "cannot reach toolbus".
+ */
 export function gatewayTarget(values: { url?: string; token?: string }, io: CliIO): GatewayTarget {
   const url = (values.url ?? io.env.TOOLBUS_URL ?? DEFAULT_GATEWAY_URL).replace(/\/+$/, '');
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    // not a URL at all
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    const source = values.url !== undefined ? '--url' : 'TOOLBUS_URL';
+    throw new UsageError(
+      `${source} must be an http:// or https:// URL such as ${DEFAULT_GATEWAY_URL}, got '${url}'`,
+    );
+  }
   return { url, token: values.token ?? io.env.TOOLBUS_TOKEN };
 }
 

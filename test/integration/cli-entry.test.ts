@@ -104,3 +104,19 @@ test('Ctrl-C while a command waits says it was cancelled and exits 130', async (
   assert.equal(await exited, 130, stderr);
   assert.equal(stderr, 'toolbus call: cancelled (received SIGINT)\n');
 });
+
+test('a gateway URL without http:// is a usage error that says so, not "cannot reach toolbus"', async () => {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
+  const flag = await runCli(['tools', '--url', 'localhost:8888'], env);
+  assert.equal(flag.code, 2, flag.stderr);
+  assert.match(
+    flag.stderr,
+    /--url must be an http:\/\/ or https:\/\/ URL such as http:\/\/127\.0\.0\.1:8888, got 'localhost:8888'/,
+  );
+  const fromEnv = await runCli(['call', 'tell-joke', 'topic=cats'], {
+    ...env,
+    TOOLBUS_URL: '127.0.0.1:8888',
+  });
+  assert.equal(fromEnv.code, 2, fromEnv.stderr);
+  assert.match(fromEnv.stderr, /TOOLBUS_URL must be an http:\/\/ or https:\/\/ URL/);
+});
