@@ -261,7 +261,8 @@ export class ToolServiceClient {
    * Rejects with a `ToolError`: `timeout`, `cancelled` (or the signal's reason when it is a
    * `ToolbusError`), `unavailable` (nobody subscribed, or the bus failed), `tool-error` (the service
    * replied with an error: a `RemoteToolError` with `remoteType`), `too-large` (the bus refused the
-   * request's size, e.g. NATS max_payload), `closed` after {@link close}.
+   * request's size, e.g. NATS max_payload), `invalid-request` (the bus refused the request's
+   * `properties`, e.g. a key NATS headers cannot carry), `closed` after {@link close}.
    */
   call(
     user: string,
@@ -548,6 +549,20 @@ export class ToolServiceClient {
         new ToolError(
           'too-large',
           `tool service '${this.#service}': the request is too large to send: ${error.message}`,
+          { cause: error, toolName: pending.toolName },
+        ),
+      );
+      return;
+    }
+    if (isToolbusError(error) && error.code === 'invalid-request') {
+      // The bus refused the caller's own input (e.g. a `properties` key NATS headers cannot carry): the
+      // service is healthy, so say what was wrong instead of blaming it with `unavailable`.
+      this.#settle(
+        pending,
+        SETTLED_ABANDONED,
+        new ToolError(
+          'invalid-request',
+          `tool service '${this.#service}': the request cannot be sent: ${error.message}`,
           { cause: error, toolName: pending.toolName },
         ),
       );

@@ -38,6 +38,27 @@ describe('tool services on NATS', { timeout: 30_000 }, () => {
     assert.equal(await client.call('u', {}, { text: 'small' }), 'ok');
   });
 
+  test('a property NATS headers cannot carry fails with invalid-request naming it, not unavailable', async (t) => {
+    const bus = await NatsBus.connect({ servers: server.url });
+    const service = new DynamicToolService({ bus, ...queues, invoke: () => 'ok' });
+    await service.start();
+    const client = new ToolServiceClient(bus, { ...queues, timeoutMs: 10_000 });
+    t.after(async () => {
+      await client.close();
+      await service.stop();
+      await bus.close();
+    });
+    await assert.rejects(client.call('u', {}, {}, { properties: { 'bad key': 'v' } }), (e: unknown) => {
+      assert.ok(e instanceof ToolError);
+      assert.equal(e.code, 'invalid-request');
+      assert.match(e.message, /'bad key'/);
+      assert.doesNotMatch(e.message, /unavailable/);
+      return true;
+    });
+    assert.equal(client.stats().unavailable, 0);
+    assert.equal(await client.call('u', {}, {}), 'ok');
+  });
+
   test('a cancellation whose reason spans several lines still reaches the service', async (t) => {
     const bus = await NatsBus.connect({ servers: server.url });
     let seen!: (reason: unknown) => void;
