@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ScriptedChatCompletionClient, SystemMessage, UserMessage } from '../models/index.js';
 import type { LLMMessage } from '../models/index.js';
 import { FunctionTool, LiveToolSet } from '../tools/index.js';
+import type { ToolProvider } from '../tools/index.js';
 import type { AgentEvent } from './agent.js';
 import { ReActAgent } from './react-agent.js';
 
@@ -164,6 +165,33 @@ describe('ReActAgent', () => {
     assert.equal(answers.map((e) => e.content).join(''), 'forty-two');
     assert.equal(answers.at(-1)!.endOfMessage, true);
     assert.ok(answers.slice(0, -1).every((e) => !e.endOfMessage));
+  });
+
+  test('a custom provider whose call rejects gives an "Error:" observation, not a failed run', async () => {
+    const search = new FunctionTool(() => 'unused', {
+      name: 'search',
+      description: 'Search.',
+      parameters: z.object({}),
+    });
+    const provider: ToolProvider = {
+      list: () => [search],
+      get: (name) => (name === 'search' ? search : undefined),
+      call: () => Promise.reject(new Error('connection reset')),
+    };
+    const model = new ScriptedChatCompletionClient(
+      ['Thought: look it up\nAction: search\nArgs: {}', 'Thought: it failed\nFinal Answer: sorry'],
+      textOnly,
+    );
+    const events: AgentEvent[] = [];
+    const answer = await new ReActAgent({ model, tools: provider }).run('x', {
+      onEvent: (e) => events.push(e),
+    });
+    assert.equal(answer, 'sorry');
+    assert.match(
+      lastUserText(model.calls[1]!.messages),
+      /^Observation: Error: tool 'search' failed: connection reset/,
+    );
+    assert.ok(events.some((e) => e.type === 'observation' && e.isError && e.toolName === 'search'));
   });
 
   test('a model failure rejects with its code', async () => {

@@ -149,12 +149,7 @@ export class ReActAgent implements RunnableAgent {
             `Error: there is no tool '${step.action}'. The available tools are: ${names}. ` +
             "Use one of them in 'Action:', or give the 'Final Answer:'.";
         } else {
-          const result = await this.#tools.call(step.action, step.args, {
-            callId,
-            ...(signal ? { signal } : {}),
-            ...(user !== undefined ? { user } : {}),
-            ...(this.#toolTimeoutMs !== undefined ? { timeoutMs: this.#toolTimeoutMs } : {}),
-          });
+          const result = await this.#call(step.action, step.args, callId, user, signal);
           if (signal?.aborted) throw abortError(signal, 'agent run');
           isError = result.isError;
           observation = result.isError ? `Error: ${result.content}` : result.content;
@@ -168,6 +163,30 @@ export class ReActAgent implements RunnableAgent {
       return answerAtLimit(onEvent, answer, iteration);
     } catch (error) {
       throw failRun(onEvent, error, signal, iteration);
+    }
+  }
+
+  /** Calls a tool; a provider that throws or rejects gives an error result, as in ToolUseAgent. */
+  async #call(
+    name: string,
+    args: Record<string, unknown>,
+    callId: string,
+    user: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ isError: boolean; content: string }> {
+    try {
+      return await this.#tools.call(name, args, {
+        callId,
+        ...(signal ? { signal } : {}),
+        ...(user !== undefined ? { user } : {}),
+        ...(this.#toolTimeoutMs !== undefined ? { timeoutMs: this.#toolTimeoutMs } : {}),
+      });
+    } catch (error) {
+      // A provider must not reject, but a broken one must not break the run either.
+      return {
+        isError: true,
+        content: `tool '${name}' failed: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
   }
 
