@@ -39,7 +39,10 @@ export interface ConfigWriteOptions {
 export interface ConfigWatchOptions {
   /** Ends the iteration. @default none */
   signal?: AbortSignal;
-  /** First yield a `put` for every existing item. @default false */
+  /**
+   * First yield a `put` for every existing item, in revision order (oldest write first, not sorted by
+   * key), as a consumer replaying changes expects. @default false
+   */
   includeExisting?: boolean;
 }
 

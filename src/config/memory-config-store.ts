@@ -100,7 +100,8 @@ export class MemoryConfigStore implements ConfigStore {
       return queue;
     }
     if (options.includeExisting) {
-      for (const item of this.#snapshot()) {
+      // Oldest write first, as the contract says: a consumer replays them like the live changes.
+      for (const item of this.#snapshot().sort((a, b) => a.revision - b.revision)) {
         queue.push({
           kind: 'put',
           type: item.type,

@@ -243,6 +243,27 @@ export function runConfigStoreConformance(
     );
 
     test(
+      'watch with includeExisting yields existing items in revision order, not key order',
+      withStore(async (store) => {
+        // A consumer replaying changes expects them oldest first, as the live changes that follow.
+        const rb = await store.put('tool', 'b', '1');
+        const rs = await store.put('tool-service', 'a', '2');
+        const ra = await store.put('tool', 'a', '3');
+        const rb2 = await store.put('tool', 'b', '4');
+        const first = await takeChanges(store.watch({ includeExisting: true }), 3, waitMs);
+        assert.ok(rb < rs && rs < ra && ra < rb2);
+        assert.deepEqual(
+          first.map((c) => [c.type, c.key, c.value, c.revision]),
+          [
+            ['tool-service', 'a', 2, rs],
+            ['tool', 'a', 3, ra],
+            ['tool', 'b', 4, rb2],
+          ],
+        );
+      }),
+    );
+
+    test(
       'leaving a for-await ends the watch; a second iteration throws; the signal ends it',
       withStore(async (store) => {
         const watch = store.watch();

@@ -197,9 +197,9 @@ export class SqliteConfigStore implements ConfigStore {
   }
 
   /**
-   * Changes in revision order, from now on (and first every existing item with `includeExisting`). Sees
-   * writes of other processes within about `pollMs`. A watcher more than 10 000 changes behind fails with
-   * `store-error`; watch again with `includeExisting` to resynchronise.
+   * Changes in revision order, from now on (and first every existing item, oldest write first, with
+   * `includeExisting`). Sees writes of other processes within about `pollMs`. A watcher more than
+   * 10 000 changes behind fails with `store-error`; watch again with `includeExisting` to resynchronise.
    */
   watch(options: ConfigWatchOptions = {}): AsyncIterable<ConfigChange> {
     const queue: ChangeQueue<ConfigChange> = new ChangeQueue<ConfigChange>({
@@ -222,7 +222,8 @@ export class SqliteConfigStore implements ConfigStore {
         .transaction(() => {
           watcher.after = this.#revisionNow();
           if (options.includeExisting) {
-            for (const item of this.#stmt.listAll.all().map(toItem)) {
+            // Oldest write first, as the contract says: a consumer replays them like the live changes.
+            for (const item of this.#stmt.listByRevision.all().map(toItem)) {
               queue.push({
                 kind: 'put',
                 type: item.type,
@@ -440,6 +441,7 @@ interface Statements {
   get: Database.Statement<[string, string], Row>;
   listAll: Database.Statement<[], Row>;
   listType: Database.Statement<[string], Row>;
+  listByRevision: Database.Statement<[], Row>;
   upsert: Database.Statement<[string, string, string, number]>;
   remove: Database.Statement<[string, string]>;
   addChange: Database.Statement<[string, string, string, string | null]>;
@@ -511,6 +513,7 @@ function prepare(db: Database.Database): Statements {
     get: db.prepare('SELECT type, key, value, revision FROM items WHERE type = ? AND key = ?'),
     listAll: db.prepare('SELECT type, key, value, revision FROM items ORDER BY type, key'),
     listType: db.prepare('SELECT type, key, value, revision FROM items WHERE type = ? ORDER BY key'),
+    listByRevision: db.prepare('SELECT type, key, value, revision FROM items ORDER BY revision'),
     upsert: db.prepare(
       'INSERT INTO items (type, key, value, revision) VALUES (?, ?, ?, ?) ' +
         'ON CONFLICT (type, key) DO UPDATE SET value = excluded.value, revision = excluded.revision',
