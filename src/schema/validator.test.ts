@@ -101,3 +101,49 @@ describe('zod validation', () => {
     assert.equal(!bad.ok && bad.issues[0]?.path, 'items[1].n');
   });
 });
+
+describe('a property the schema does not allow', () => {
+  test('raw JSON Schema (additionalProperties: false): the issue names the key and the allowed names', async () => {
+    const validate = createValidator({
+      type: 'object',
+      properties: { topic: { type: 'string' } },
+      required: ['topic'],
+      additionalProperties: false,
+    });
+    const bad = await check(validate({ topic: 'x', top: 'cats' }));
+    assert.deepEqual(!bad.ok && bad.issues, [
+      { path: 'top', message: 'is not an allowed property', received: 'string', allowed: ['topic'] },
+    ]);
+  });
+
+  test('raw JSON Schema: a nested closed object lists its own names (through $ref)', async () => {
+    const validate = createValidator({
+      type: 'object',
+      properties: { where: { $ref: '#/$defs/place' } },
+      $defs: {
+        place: {
+          type: 'object',
+          properties: { city: { type: 'string' }, zip: { type: 'string' } },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    });
+    const bad = await check(validate({ where: { town: 'Lima' } }));
+    assert.deepEqual(!bad.ok && bad.issues.map(({ path, allowed }) => ({ path, allowed })), [
+      { path: 'where.town', allowed: ['city', 'zip'] },
+    ]);
+  });
+
+  test('zod strict object: one issue per unknown key, each with the allowed names', async () => {
+    const validate = createValidator(
+      z.strictObject({ topic: z.string(), inner: z.strictObject({ a: z.number() }).optional() }),
+    );
+    const bad = await check(validate({ topic: 'x', top: 1, tpc: 2, inner: { a: 1, b: 1 } }));
+    assert.deepEqual(!bad.ok && bad.issues.map(({ path, allowed }) => ({ path, allowed })), [
+      { path: 'inner.b', allowed: ['a'] },
+      { path: 'top', allowed: ['topic', 'inner'] },
+      { path: 'tpc', allowed: ['topic', 'inner'] },
+    ]);
+  });
+});

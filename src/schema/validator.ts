@@ -4,7 +4,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
 import { jsonSchemaCompiler, type AjvError } from './ajv.js';
-import type { JsonObject, ObjectJsonSchema } from './json.js';
+import type { JsonObject, JsonValue, ObjectJsonSchema } from './json.js';
 import { createNullNormalizer } from './null-normalizer.js';
 import {
   SchemaKind,
@@ -25,6 +25,11 @@ export interface ValidationIssue {
   expected?: string;
   /** What came, e.g. `number`, `null`, `missing`. */
   received?: string;
+  /**
+   * Set when the issue is a property the schema does not allow (`path` names it): the property names
+   * the schema accepts at that place, so the model can be told what it should have sent.
+   */
+  allowed?: string[];
 }
 
 /** The outcome of a {@link Validator}. `value` is the validated (and, for zod, parsed) value. */
@@ -73,11 +78,11 @@ export function createValidator(source: ParametersSource, options: CreateValidat
         result = schema.safeParse(input);
       } catch (error) {
         if (error instanceof z.core.$ZodAsyncError) {
-          return schema.safeParseAsync(input).then((r) => fromZod(r, input));
+          return schema.safeParseAsync(input).then((r) => fromZod(r, input, jsonSchema));
         }
         throw error;
       }
-      return fromZod(result, input);
+      return fromZod(result, input, jsonSchema);
     };
   }
   if (kind === SchemaKind.Standard) {
@@ -100,7 +105,7 @@ export function createValidator(source: ParametersSource, options: CreateValidat
       input = structuredClone(value);
     }
     if (validate(input)) return { ok: true, value: input };
-    return { ok: false, issues: fromAjv(validate.errors ?? [], input) };
+    return { ok: false, issues: fromAjv(validate.errors ?? [], input, raw) };
   };
 }
 
@@ -119,9 +124,84 @@ function withoutTopLevelNoise(parameters: ObjectJsonSchema, source: JsonObject):
   return out;
 }
 
-function fromZod(result: z.ZodSafeParseResult<unknown>, input: unknown): ValidationResult {
+function fromZod(result: z.ZodSafeParseResult<unknown>, input: unknown, root: JsonObject): ValidationResult {
   if (result.success) return { ok: true, value: result.data };
-  return { ok: false, issues: result.error.issues.map((issue) => zodIssue(issue, input)) };
+  return {
+    ok: false,
+    issues: result.error.issues.flatMap((issue) =>
+      // A strict object reports all its unknown keys at once; name each one, as Ajv does.
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => notAllowed(issue.path, key, input, root))
+        : [zodIssue(issue, input)],
+    ),
+  };
+}
+
+/** The issue for a property `key` of the object at `segments` that its schema does not allow. */
+function notAllowed(
+  segments: readonly PropertyKey[],
+  key: string,
+  input: unknown,
+  root: JsonObject,
+): ValidationIssue {
+  return {
+    path: formatPath([...segments, key]),
+    message: 'is not an allowed property',
+    received: describeValue(valueAt(input, [...segments, key])),
+    allowed: propertyNamesAt(root, segments),
+  };
+}
+
+/**
+ * The property names the schema `root` declares for the object at `segments` (following `$ref`s,
+ * `items` and the branches of unions), in schema order.
+ */
+function propertyNamesAt(root: JsonObject, segments: readonly PropertyKey[]): string[] {
+  let schemas = expand(root, root, 0);
+  for (const segment of segments) {
+    const next: JsonObject[] = [];
+    for (const s of schemas) {
+      const properties = s['properties'];
+      const child =
+        typeof segment === 'number'
+          ? s['items']
+          : isJsonObject(properties) && Object.hasOwn(properties, segment)
+            ? properties[String(segment)]
+            : s['additionalProperties'];
+      if (isJsonObject(child)) next.push(...expand(child, root, 0));
+    }
+    schemas = next;
+  }
+  const names = schemas.flatMap((s) => (isJsonObject(s['properties']) ? Object.keys(s['properties']) : []));
+  return [...new Set(names)];
+}
+
+/** `schema` with local `$ref`s followed and `allOf`/`anyOf`/`oneOf` branches listed (bounded depth). */
+function expand(schema: JsonObject, root: JsonObject, depth: number): JsonObject[] {
+  if (depth > 8) return [];
+  let s = schema;
+  const ref = s['$ref'];
+  if (typeof ref === 'string' && ref.startsWith('#')) {
+    let target: JsonValue | undefined = root;
+    for (const part of ref.slice(1).split('/').filter(Boolean)) {
+      const key = decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~');
+      target = isJsonObject(target) && Object.hasOwn(target, key) ? target[key] : undefined;
+    }
+    if (!isJsonObject(target)) return [];
+    s = target;
+    if (typeof s['$ref'] === 'string') return expand(s, root, depth + 1);
+  }
+  const out = [s];
+  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
+    const branches = s[key];
+    if (!Array.isArray(branches)) continue;
+    for (const b of branches) if (isJsonObject(b)) out.push(...expand(b, root, depth + 1));
+  }
+  return out;
+}
+
+function isJsonObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function zodIssue(issue: z.core.$ZodIssue, input: unknown): ValidationIssue {
@@ -139,11 +219,6 @@ function zodIssue(issue: z.core.$ZodIssue, input: unknown): ValidationIssue {
           ? JSON.stringify(issue.values[0])
           : `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
       out.received = excerpt(valueAt(input, issue.path));
-      break;
-    }
-    case 'unrecognized_keys': {
-      out.expected = 'no other properties';
-      out.received = issue.keys.map((k) => `'${k}'`).join(', ');
       break;
     }
     case 'invalid_union': {
@@ -174,7 +249,7 @@ function fromStandard(result: StandardSchemaV1.Result<unknown>, input: unknown):
   };
 }
 
-function fromAjv(errors: AjvError[], input: unknown): ValidationIssue[] {
+function fromAjv(errors: AjvError[], input: unknown, root: JsonObject): ValidationIssue[] {
   // A failed anyOf/oneOf also reports every branch's errors; keep only the summary for that place.
   const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
   const kept = errors.filter(
@@ -202,13 +277,7 @@ function fromAjv(errors: AjvError[], input: unknown): ValidationIssue[] {
         break;
       }
       case 'additionalProperties': {
-        const extra = String(params['additionalProperty']);
-        issues.push({
-          path: formatPath([...segments, extra]),
-          message: 'is not an allowed property',
-          expected: 'no such property',
-          received: describeValue(valueAt(input, [...segments, extra])),
-        });
+        issues.push(notAllowed(segments, String(params['additionalProperty']), input, root));
         break;
       }
       case 'type':

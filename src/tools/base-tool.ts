@@ -222,11 +222,16 @@ class LazySignalContext implements ToolCallContext {
 
 /**
  * Formats validation issues for a model: `tool 'x': invalid arguments: argument 'topic' must be string,
- * got number; argument 'date' is required`.
+ * got number; argument 'date' is required; argument 'top' is not allowed; expected one of: topic`.
  */
 export function formatInvalidArguments(toolName: string, issues: readonly ValidationIssue[]): string {
   const parts = issues.slice(0, 10).map((issue) => {
     const where = issue.path === '' ? 'the arguments' : `argument '${issue.path}'`;
+    if (issue.allowed !== undefined) {
+      return issue.allowed.length === 0
+        ? `${where} is not allowed; no arguments are expected there`
+        : `${where} is not allowed; expected one of: ${issue.allowed.join(', ')}`;
+    }
     if (issue.received === 'missing') {
       return `${where} is required${issue.expected !== undefined && issue.expected !== 'a value' ? ` (expected ${issue.expected})` : ''}`;
     }

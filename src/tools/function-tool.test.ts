@@ -84,6 +84,32 @@ describe('runJson failures', () => {
     );
   });
 
+  test('an unknown argument is "not allowed" and the message lists the expected argument names', async () => {
+    const tool = new FunctionTool(() => 'joke', {
+      name: 'tell-joke',
+      description: 'Tells a joke.',
+      parameters: {
+        type: 'object',
+        properties: { topic: { type: 'string' } },
+        required: [],
+        additionalProperties: false,
+      },
+    });
+    await assert.rejects(tool.runJson({ top: 'cats' }), {
+      code: 'invalid-arguments',
+      message: "tool 'tell-joke': invalid arguments: argument 'top' is not allowed; expected one of: topic",
+    });
+    const zodTool = new FunctionTool(() => 'joke', {
+      name: 'tell-joke',
+      description: 'Tells a joke.',
+      parameters: z.strictObject({ topic: z.string().optional(), style: z.string().optional() }),
+    });
+    await assert.rejects(zodTool.runJson({ top: 'cats' }), {
+      message:
+        "tool 'tell-joke': invalid arguments: argument 'top' is not allowed; expected one of: topic, style",
+    });
+  });
+
   test('a thrown error becomes tool-error with the original as cause', async () => {
     const boom = new Error('quota exhausted');
     const tool = new FunctionTool(
