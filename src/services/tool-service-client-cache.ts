@@ -4,6 +4,7 @@
  */
 import { canonicalTopic } from '../bus/index.js';
 import type { MessageBus } from '../bus/index.js';
+import { ToolbusError } from '../tools/index.js';
 import { ToolServiceClient, type ToolServiceClientHooks } from './tool-service-client.js';
 
 /** Options of {@link ToolServiceClientCache}. */
@@ -29,6 +30,7 @@ export class ToolServiceClientCache {
   readonly #bus: MessageBus;
   readonly #options: ToolServiceClientCacheOptions;
   readonly #clients = new Map<string, ToolServiceClient>();
+  #closed = false;
 
   constructor(bus: MessageBus, options: ToolServiceClientCacheOptions = {}) {
     this.#bus = bus;
@@ -47,9 +49,16 @@ export class ToolServiceClientCache {
 
   /**
    * The client for this queue pair, created on first use.
-   * @throws ToolbusError `invalid-config` for a malformed queue name.
+   * @throws ToolbusError `invalid-config` for a malformed queue name, `closed` after {@link close}.
    */
   get(requestQueue: string, responseQueue: string): ToolServiceClient {
+    // A client created now would hold a bus subscription that no close() would ever end.
+    if (this.#closed) {
+      throw new ToolbusError(
+        'closed',
+        `tool service client cache is closed: cannot create a client for '${canonicalTopic(requestQueue)}'`,
+      );
+    }
     const key = `${canonicalTopic(requestQueue)} ${canonicalTopic(responseQueue)}`;
     let client = this.#clients.get(key);
     if (!client) {
@@ -66,6 +75,7 @@ export class ToolServiceClientCache {
 
   /** Closes every client (their pending calls reject with `cancelled`). Idempotent. */
   async close(): Promise<void> {
+    this.#closed = true;
     const clients = [...this.#clients.values()];
     this.#clients.clear();
     await Promise.all(clients.map((c) => c.close()));
