@@ -134,6 +134,25 @@ test(
 );
 
 test(
+  'importMcpTools: an include name the server does not offer is returned as missing, not dropped',
+  { timeout: 60_000 },
+  async (t) => {
+    const store = new MemoryConfigStore();
+    t.after(() => store.close());
+    await store.put('mcp', 'fixture', fixtureServer);
+    const imported = await importMcpTools(store, 'fixture', { include: ['echo', 'ecko'] });
+    assert.deepEqual(
+      imported.map((i) => [i.remoteName, i.key, i.status]),
+      [
+        ['echo', 'tool/echo', 'written'],
+        ['ecko', 'tool/ecko', 'missing'],
+      ],
+    );
+    assert.equal(await store.get('tool', 'ecko'), undefined);
+  },
+);
+
+test(
   'CLI: toolbus mcp import, then toolbus mcp serve to an MCP client over stdio',
   { timeout: 90_000 },
   async (t) => {

@@ -17,7 +17,10 @@ export interface ImportMcpToolsOptions extends McpSessionOptions {
   prefix?: string;
   /** Replace existing `tool/<name>` items. @default false (existing items are left alone and reported) */
   overwrite?: boolean;
-  /** Import only these remote tool names. @default every tool */
+  /**
+   * Import only these remote tool names; one the server does not offer is returned with status
+   * `missing`. @default every tool
+   */
   include?: readonly string[];
 }
 
@@ -25,9 +28,13 @@ export interface ImportMcpToolsOptions extends McpSessionOptions {
 export interface ImportedMcpTool {
   /** The tool's name on the server. */
   remoteName: string;
-  /** The `tool/<key>` written (or left alone). */
+  /** The `tool/<key>` written (or left alone, or that would have been written). */
   key: string;
-  status: 'written' | 'exists';
+  /**
+   * `written`; `exists` (left alone, see `overwrite`); `missing`: named in `include` but the server
+   * offers no such tool (a typo, a renamed tool), so nothing was written.
+   */
+  status: 'written' | 'exists' | 'missing';
   /** False when the schema was too rich for `arguments[]` (the server's schema is used at build time). */
   hasArguments: boolean;
 }
@@ -66,7 +73,8 @@ export function schemaToArguments(definition: McpToolDefinition): JsonObject[] |
  * Connects to the server of `mcp/<id>`, lists its tools and writes a `tool/<name>` item
  * (`type: "mcp-tool"`, `mcp-tool: <id>`, `remote-name`, `description`, and `arguments` from the server's
  * schema when it is flat) for each. Names are the remote names, prefixed and encoded (`.` and `/` become
- * valid characters reversibly).
+ * valid characters reversibly). A name in `include` that the server does not offer is returned with
+ * status `missing`.
  *
  * Rejects with `ToolbusError`: `invalid-config` (no or bad `mcp/<id>`), `unavailable` (server unreachable).
  *
@@ -108,6 +116,13 @@ export async function importMcpTools(
         else throw error;
       }
       out.push({ remoteName: tool.name, key: `tool/${name}`, status, hasArguments: args !== undefined });
+    }
+    // An `include` name the server lacks must not vanish silently (the agent would just lack the tool).
+    for (const wanted of new Set(include ?? [])) {
+      if (!tools.some((t) => t.name === wanted)) {
+        const key = `tool/${encodeToolName((options.prefix ?? '') + wanted)}`;
+        out.push({ remoteName: wanted, key, status: 'missing', hasArguments: false });
+      }
     }
     return out;
   } catch (error) {

@@ -107,8 +107,13 @@ async function importTools(argv: string[], io: CliIO): Promise<number> {
       io.stdout.write(`MCP server 'mcp/${id}' offers no tools; nothing imported.\n`);
     } else {
       for (const t of imported) {
-        const note = t.status === 'exists' ? ' (exists; left alone, use --overwrite)' : '';
-        const schema = t.hasArguments ? '' : ' [schema from server]';
+        const note =
+          t.status === 'exists'
+            ? ' (exists; left alone, use --overwrite)'
+            : t.status === 'missing'
+              ? ' (the server offers no such tool; nothing written)'
+              : '';
+        const schema = t.hasArguments || t.status === 'missing' ? '' : ' [schema from server]';
         io.stdout.write(`${t.key}  <- ${t.remoteName}${schema}${note}\n`);
       }
       const written = imported.filter((t) => t.status === 'written').length;
