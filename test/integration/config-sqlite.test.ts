@@ -46,6 +46,23 @@ describe('SqliteConfigStore file', () => {
     return store.close();
   });
 
+  test('pollMs that is not a positive number of ms is refused with invalid-config naming the option', () => {
+    // 0 or a negative value would poll the file about every millisecond, burning a core.
+    for (const pollMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
+      assert.throws(
+        () => new SqliteConfigStore({ path: freshPath(), pollMs }),
+        (error: unknown) =>
+          error instanceof ToolbusError &&
+          error.code === 'invalid-config' &&
+          /'pollMs' must be a positive number of milliseconds/.test(error.message) &&
+          error.message.includes(String(pollMs)),
+        `pollMs ${pollMs}`,
+      );
+    }
+    const store = new SqliteConfigStore({ path: freshPath(), pollMs: 1 });
+    void store.close();
+  });
+
   test('data persists across re-open, with revisions', async () => {
     const path = freshPath();
     const a = new SqliteConfigStore({ path });

@@ -106,11 +106,14 @@ export class SqliteConfigStore implements ConfigStore {
   #timer: ReturnType<typeof setInterval> | undefined;
   #closed = false;
 
-  /** Opens (and creates if needed) the file. @throws ToolbusError `store-error` naming the path. */
+  /**
+   * Opens (and creates if needed) the file.
+   * @throws ToolbusError `store-error` naming the path; `invalid-config` for a bad `pollMs`.
+   */
   constructor(options: SqliteConfigStoreOptions = {}) {
     this.path =
       options.path !== undefined ? resolve(options.path) : defaultConfigPath({ home: options.home });
-    this.#pollMs = options.pollMs ?? DEFAULT_SQLITE_POLL_MS;
+    this.#pollMs = checkPollMs(options.pollMs ?? DEFAULT_SQLITE_POLL_MS);
     this.#options = options;
     ({ db: this.#db, stmt: this.#stmt } = openDatabase(this.path, options));
     this.#identity = fileIdentity(this.path);
@@ -358,6 +361,19 @@ export class SqliteConfigStore implements ConfigStore {
       for (const w of [...this.#watchers]) w.queue.fail(failure);
     }
   }
+}
+
+/**
+ * `pollMs` must be a positive, finite number that setInterval honours: 0 or a negative value polls
+ * about every millisecond, and so does one above setInterval's maximum (2^31 - 1 ms).
+ */
+function checkPollMs(pollMs: number): number {
+  if (typeof pollMs === 'number' && pollMs > 0 && pollMs <= 2 ** 31 - 1) return pollMs;
+  throw new ToolbusError(
+    'invalid-config',
+    `SqliteConfigStore: option 'pollMs' must be a positive number of milliseconds (at most ` +
+      `${2 ** 31 - 1}), got ${String(pollMs)}`,
+  );
 }
 
 function toItem(row: Row): ConfigItem {
