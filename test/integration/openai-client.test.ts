@@ -377,6 +377,24 @@ describe('OpenAIChatCompletionClient: streaming', () => {
     assert.equal(server.requests.length, 3);
   });
 
+  test('a JSON error body to a stream request is a model-error quoting the provider, not "stream ended"', async (t) => {
+    const { server, client } = await setup(t);
+    server.reply({ json: { error: { message: 'upstream model overloaded', code: 503 } } });
+    await assert.rejects(
+      collect(client.createStream([question()])),
+      rejectsWith('model-error', /the provider said: upstream model overloaded/),
+    );
+    // A server that ignores `stream: true` and sends the whole completion still gives the answer.
+    server.reply({
+      json: chatCompletion({ content: 'Hello!', usage: { prompt_tokens: 3, completion_tokens: 2 } }),
+    });
+    const items = await collect(client.createStream([question()]));
+    assert.deepEqual(items, [
+      'Hello!',
+      { content: 'Hello!', finishReason: 'stop', usage: { promptTokens: 3, completionTokens: 2 } },
+    ]);
+  });
+
   test('a stream cut before the finish reason fails with model-error', async (t) => {
     const { server, client } = await setup(t);
     server.reply({ sse: [chunk({ content: 'Hal' })], done: false });

@@ -284,7 +284,9 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
 
   /**
    * Streams a completion: yields answer text as it arrives, then the {@link CreateResult}. Leaving the
-   * loop early aborts the HTTP request. Failures before the first chunk are retried like `create`.
+   * loop early aborts the HTTP request. Failures before the first chunk are retried like `create`. A
+   * server that answers with JSON instead of an event stream is read like `create`: its error body is a
+   * `model-error` quoting the provider, a whole completion is yielded as one chunk and the result.
    */
   async *createStream(
     messages: readonly LLMMessage[],
@@ -294,11 +296,27 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     const body = { ...prepared.body, stream: true, stream_options: { include_usage: true } };
     const scope = this.#scope(options.signal, prepared);
     try {
-      const stream = (await this.#withRetries(scope, () =>
-        this.#sdk.chat.completions.create(body as unknown as ChatCompletionCreateParams, {
-          signal: scope.signal,
-        }),
-      )) as AsyncIterable<ChatCompletionChunk>;
+      const { data, response } = await this.#withRetries(scope, () =>
+        this.#sdk.chat.completions
+          .create(body as unknown as ChatCompletionCreateParams, { signal: scope.signal })
+          .withResponse(),
+      );
+      // A JSON body is not an event stream: the SDK would read no events from it and the user saw only
+      // "the stream ended" while the provider's error (sent with a 200) was lost. Read it as a completion.
+      if (/\bapplication\/json\b/i.test(response.headers.get('content-type') ?? '')) {
+        let completion: unknown;
+        try {
+          completion = await response.json();
+        } catch (error) {
+          throw toModelError(error, scope.context);
+        }
+        const result = parseCompletion(this.#checked(completion as ChatCompletion), prepared.decode);
+        this.#total = addUsage(this.#total, result.usage);
+        if (typeof result.content === 'string' && result.content !== '') yield result.content;
+        yield result;
+        return;
+      }
+      const stream = data as unknown as AsyncIterable<ChatCompletionChunk>;
       const assembler = new StreamAssembler(prepared.decode);
       try {
         for await (const chunk of stream) {
