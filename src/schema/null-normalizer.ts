@@ -75,10 +75,19 @@ function apply(value: unknown, plan: Plan): unknown {
     const next = apply(item, child);
     if (next !== item) {
       out ??= { ...record };
-      out[key] = next;
+      out[key] = next; // safe for `__proto__`: the spread copy already has it as an own property
     }
   }
   return out ?? value;
+}
+
+/**
+ * Sets `key` as an own data property. Keys come from the model: on a fresh object, `out[key] = v` with
+ * `__proto__` would replace its prototype (the value's properties then look inherited, and the key
+ * vanishes) instead of keeping the key as data, as `JSON.parse` and object spread do.
+ */
+function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 function isEntry(item: unknown): item is { key: string; value: unknown } {
@@ -96,7 +105,7 @@ function applyRecord(value: unknown, plan: RecordPlan): unknown {
   if (Array.isArray(value) && value.every(isEntry)) {
     // The source schema wants an object here, so an entry list can only be the strict-mode form.
     const out: Record<string, unknown> = {};
-    for (const entry of value) out[entry.key] = entry.value;
+    for (const entry of value) setOwn(out, entry.key, entry.value);
     record = out;
   }
   if (plan.values === undefined || typeof record !== 'object' || record === null || Array.isArray(record)) {
@@ -109,7 +118,7 @@ function applyRecord(value: unknown, plan: RecordPlan): unknown {
     const next = apply(item, plan.values);
     if (next !== item) {
       out ??= { ...source };
-      out[key] = next;
+      out[key] = next; // safe for `__proto__`: the spread copy already has it as an own property
     }
   }
   return out ?? record;
