@@ -200,6 +200,25 @@ describe('self-announcing services', () => {
     assert.equal((await f.registry.tools.call('pun', { topic: 'y' })).content, 'joke about y');
   });
 
+  test('a registry whose first load fails leaves no subscription on the bus', async (t) => {
+    const bus = new MemoryBus();
+    const store = new MemoryConfigStore();
+    await store.close(); // the first load fails with `closed`
+    const registry = new ToolRegistry({ store, bus, debounceMs: 1 });
+    t.after(async () => {
+      await registry.close();
+      await bus.close();
+    });
+    await assert.rejects(registry.start(), { code: 'closed' });
+    // Nobody listens on the announcement topic any more: a publish there reaches no one.
+    const codes: string[] = [];
+    await bus.publish(TOOL_DESCRIPTORS_TOPIC, '{}', undefined, {
+      onUnavailable: (error) => void codes.push(error.code),
+    });
+    await flush();
+    assert.deepEqual(codes, ['unavailable']);
+  });
+
   test('announcers reject bad descriptors with invalid-config; bad announcements are decoded as errors', async () => {
     const bus = new MemoryBus();
     await assert.rejects(startAnnouncer(bus, { service: { id: 'x' } }), { code: 'invalid-config' });

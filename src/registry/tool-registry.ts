@@ -187,9 +187,10 @@ export class ToolRegistry {
   /**
    * Loads every item, builds the first tool set, starts following the store, and (with a bus) listens
    * to announcements and asks services to announce now. Resolves once the first set is live.
-   * Idempotent. Rejects with the store's error (e.g. `store-error`) when the first load fails,
-   * `closed` after {@link close}, or `cancelled` when `options.signal` aborts first (the registry then
-   * closes).
+   * Idempotent. Rejects with the store's error (e.g. `store-error`) when the first load fails (the
+   * registry then leaves the bus and stays failed: later calls reject the same way; create a new one to
+   * retry), `closed` after {@link close}, or `cancelled` when `options.signal` aborts first (the
+   * registry then closes).
    */
   start(options: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.#closing) return Promise.reject(closedError());
@@ -283,7 +284,14 @@ export class ToolRegistry {
     let firstLoad!: { resolve: () => void; reject: (e: unknown) => void };
     const loaded = new Promise<void>((resolve, reject) => (firstLoad = { resolve, reject }));
     void this.#watchLoop(firstLoad);
-    await loaded;
+    try {
+      await loaded;
+    } catch (error) {
+      // A failed start is final (start() keeps rejecting), so nothing may keep listening to the bus,
+      // building announced tools or arming TTL timers until someone remembers to call close().
+      await this.#stopAnnouncements();
+      throw error;
+    }
     await this.#rebuild();
     if (this.#bus && this.#useAnnouncements) {
       await requestAnnouncements(this.#bus).catch((error: unknown) => {
@@ -294,6 +302,16 @@ export class ToolRegistry {
         });
       });
     }
+  }
+
+  /** Leaves the announcement topic and forgets what was announced. */
+  async #stopAnnouncements(): Promise<void> {
+    const subscription = this.#subscription;
+    this.#subscription = undefined;
+    await subscription?.unsubscribe().catch(() => undefined);
+    this.#instances.clear();
+    if (this.#expiryTimer) clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
   }
 
   /** Follows the store: snapshot + watch, and again after a failure (the full snapshot resyncs). */
