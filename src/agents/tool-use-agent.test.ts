@@ -205,6 +205,29 @@ describe('ToolUseAgent', () => {
     model.assertDone();
   });
 
+  test('tool-call arguments cut by the token limit fail the run saying so, not "not valid JSON" in a loop', async () => {
+    const model = new ScriptedChatCompletionClient([
+      { content: [call('c1', 'add', '{"a":1,"b"')], finishReason: 'length' },
+      // Complete arguments beside 'length' (a later call was lost) still run.
+      { content: [call('c2', 'add', '{"a":1,"b":1}')], finishReason: 'length' },
+      'It is 2.',
+    ]);
+    const agent = new ToolUseAgent({ model, tools: [add] });
+    const events: AgentEvent[] = [];
+    await assert.rejects(agent.run('1+1?', { onEvent: (e) => events.push(e) }), (e: unknown) => {
+      assert.ok(e instanceof ModelError && e.code === 'model-error');
+      assert.match(
+        e.message,
+        /output was cut at its token limit \(finish reason 'length'\) in the arguments of tool 'add'; raise the model's maxTokens/,
+      );
+      return true;
+    });
+    assert.equal(model.calls.length, 1, 'the cut call is not sent back for the model to repeat');
+    assert.ok(events.some((e) => e.type === 'error'));
+    assert.equal(await agent.run('1+1?'), 'It is 2.');
+    model.assertDone();
+  });
+
   test('a model failure rejects with its error after an error event', async () => {
     const model = new ScriptedChatCompletionClient([
       () => {

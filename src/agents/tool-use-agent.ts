@@ -171,6 +171,7 @@ export class ToolUseAgent implements RunnableAgent {
           return result.content;
         }
         const prepared = result.content.map((call, i) => prepareCall(call, i, iteration, usedIds));
+        checkCutCalls(result, prepared);
         const thought = result.thought?.trim();
         emit(onEvent, {
           type: 'thought',
@@ -302,6 +303,24 @@ function checkAnswer(result: CreateResult): void {
       "the provider's content filter withheld the model's answer (finish reason 'content_filter')",
     );
   }
+}
+
+/**
+ * Refuses function calls whose arguments the token limit cut off (finish reason `length` and text that is
+ * not JSON). Sent back as "not valid JSON", the model retried with the same limit until `maxIterations`;
+ * only a larger limit helps. Calls that parse are complete and run as usual.
+ *
+ * @throws ModelError `model-error` naming the tool and saying to raise the model's maxTokens.
+ */
+function checkCutCalls(result: CreateResult, prepared: readonly PreparedCall[]): void {
+  if (result.finishReason !== FinishReason.Length) return;
+  const cut = prepared.find((p) => p.problem !== undefined);
+  if (cut === undefined) return;
+  throw new ModelError(
+    'model-error',
+    "the model's output was cut at its token limit (finish reason 'length') in the arguments of tool " +
+      `'${cut.call.name}'; raise the model's maxTokens or shorten the conversation`,
+  );
 }
 
 function errorResult(call: FunctionCall, content: string): ToolResult {

@@ -13,6 +13,7 @@ export interface RequestUsage {
 /** Why the model stopped. */
 export const FinishReason = {
   Stop: 'stop',
+  /** The output token limit cut the output: text, or function calls whose last arguments may be incomplete. */
   Length: 'length',
   FunctionCalls: 'function_calls',
   ContentFilter: 'content_filter',

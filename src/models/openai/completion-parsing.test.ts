@@ -26,6 +26,23 @@ test('finish reasons map to toolbus values; calls force function_calls', () => {
   assert.equal(toFinishReason('stop', true), 'function_calls'); // Ollama says 'stop' beside tool calls
 });
 
+test("tool calls cut by the token limit keep finish reason 'length' (their arguments may be cut off)", () => {
+  assert.equal(toFinishReason('length', true), 'length');
+  const result = parseCompletion(
+    completion(
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a": "lo' } }],
+      },
+      'length',
+    ),
+    identity,
+  );
+  assert.equal(result.finishReason, 'length');
+  assert.deepEqual(result.content, [{ id: 'c', name: 'f', arguments: '{"a": "lo' }]);
+});
+
 test('arguments sent as an object by a non-compliant server become JSON text; missing ids are filled', () => {
   const result = parseCompletion(
     completion({

@@ -21,8 +21,13 @@ interface LooseToolCall {
   function?: { name?: string | null; arguments?: unknown } | null;
 }
 
-/** The wire's finish reasons → toolbus's. */
+/**
+ * The wire's finish reasons → toolbus's. Function calls give `function_calls` (some servers say `stop`
+ * beside them), except after `length`: the token limit cut the output, so the last call's arguments may
+ * be incomplete, and hiding that left the agent with only "not valid JSON".
+ */
 export function toFinishReason(reason: string | null | undefined, hasCalls: boolean): FinishReason {
+  if (reason === 'length') return FinishReason.Length;
   if (hasCalls) return FinishReason.FunctionCalls;
   switch (reason) {
     case 'stop':
