@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mcpServerTools, type McpServerTools } from '../../src/adapters/mcp/index.js';
+import { McpSession, mcpServerTools, type McpServerTools } from '../../src/adapters/mcp/index.js';
 import { ToolUseAgent } from '../../src/agents/index.js';
 import { ScriptedChatCompletionClient } from '../../src/models/index.js';
 import { ToolbusError } from '../../src/tools/index.js';
@@ -254,6 +254,22 @@ test('include: a name the server does not offer is reported in problems', { time
   assert.equal(some.problems.length, 1);
   assert.equal(some.problems[0]?.remoteName, 'ecco');
   assert.match(some.problems[0]?.message ?? '', /offers no tool 'ecco'/);
+});
+
+test('a tools/list that times out names the server once', { timeout: 30_000 }, async (t) => {
+  const session = new McpSession({
+    ...stdioFixtureParams({ MCP_FIXTURE_HANG_LIST: '1' }),
+    id: 'slowlist',
+    timeoutMs: 300,
+  });
+  t.after(() => session.close());
+  await assert.rejects(session.listTools(), (e: unknown) => {
+    assert.ok(e instanceof ToolbusError);
+    assert.equal(e.code, 'timeout');
+    assert.match(e.message, /^listing the tools on MCP server 'slowlist' timed out after 300 ms/);
+    assert.equal(e.message.split("'slowlist'").length, 2, e.message);
+    return true;
+  });
 });
 
 test(

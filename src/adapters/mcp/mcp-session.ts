@@ -188,10 +188,11 @@ export class McpSession {
         // Listing has no side effect: reconnect and list again.
         this.#drop(used);
         return await attempt().catch((e: unknown) => {
-          throw this.#mapError(e, `listing the tools of MCP server '${this.id}'`, options.signal);
+          throw this.#mapError(e, 'listing the tools', options.signal);
         });
       }
-      throw this.#mapError(error, `listing the tools of MCP server '${this.id}'`, options.signal);
+      // #mapError names the server itself ("… on MCP server 'x' timed out").
+      throw this.#mapError(error, 'listing the tools', options.signal);
     }
   }
 
@@ -284,7 +285,7 @@ export class McpSession {
     timeoutMs?: number,
     toolName?: string,
   ): ToolbusError {
-    if (signal?.aborted) return abortReason(signal, what, toolName);
+    if (signal?.aborted) return abortReason(signal, `${what} on MCP server '${this.id}'`, toolName);
     if (error instanceof ToolbusError) return error;
     if (
       error instanceof SdkError &&
