@@ -45,7 +45,10 @@ export interface AgentAskOptions {
   history?: readonly AgentHistoryItem[];
   /** Cancels the question, in the service too (its tool calls included). @default none */
   signal?: AbortSignal;
-  /** Ask the service to stream thoughts and answers in pieces. @default false */
+  /**
+   * Ask the service to stream thoughts and answers in pieces (a `ReActAgent` does; a `ToolUseAgent`
+   * sends whole events). @default false
+   */
   streaming?: boolean;
   /** @default the client's timeoutMs */
   timeoutMs?: number;

@@ -70,7 +70,11 @@ export interface AgentRunOptions {
   history?: readonly (AgentHistoryItem | LLMMessage)[];
   /** Receives events as they happen. Errors it throws are ignored. @default none */
   onEvent?: (event: AgentEvent) => void;
-  /** Stream thoughts and answers in pieces (uses `createStream`). @default false */
+  /**
+   * Stream thoughts and answers in pieces as the model writes them (uses `createStream`). `ReActAgent`
+   * honours it. `ToolUseAgent` ignores it and emits whole events: whether a step's text is the answer
+   * or a thought beside tool calls is known only when the model's reply ends. @default false
+   */
   streaming?: boolean;
 }
 

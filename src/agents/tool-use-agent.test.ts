@@ -228,6 +228,22 @@ describe('ToolUseAgent', () => {
     model.assertDone();
   });
 
+  test('streaming: true is documented as ignored: whole events, and the model is asked with create', async () => {
+    const model = new ScriptedChatCompletionClient([[call('c1', 'add', '{"a":1,"b":1}')], 'It is 2.']);
+    const events: AgentEvent[] = [];
+    const answer = await new ToolUseAgent({ model, tools: [add] }).run('1+1?', {
+      streaming: true,
+      onEvent: (e) => events.push(e),
+    });
+    assert.equal(answer, 'It is 2.');
+    assert.ok(model.calls.every((c) => !c.stream));
+    assert.ok(events.every((e) => e.endOfMessage));
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['thought', 'observation', 'answer'],
+    );
+  });
+
   test('a model failure rejects with its error after an error event', async () => {
     const model = new ScriptedChatCompletionClient([
       () => {
