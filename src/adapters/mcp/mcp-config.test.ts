@@ -147,6 +147,37 @@ describe('MCP results', () => {
   });
 });
 
+describe('callToolResultToValue: isError with structuredContent', () => {
+  test('details only in structuredContent reach the model, bounded', () => {
+    const message = (result: Parameters<typeof callToolResultToValue>[1]): string => {
+      try {
+        callToolResultToValue('t', result);
+      } catch (e) {
+        assert.ok(e instanceof ToolbusError && e.code === 'tool-error');
+        return e.message;
+      }
+      assert.fail('expected a tool-error');
+    };
+    assert.equal(
+      message({ content: [], structuredContent: { error: 'quota exceeded', retryAfter: 30 }, isError: true }),
+      `tool 't': {"error":"quota exceeded","retryAfter":30}`,
+    );
+    // Text that already is the JSON is not repeated; other text is kept, the JSON follows.
+    const structuredContent = { code: 7 };
+    assert.equal(
+      message({ content: [{ type: 'text', text: '{"code":7}' }], structuredContent, isError: true }),
+      `tool 't': {"code":7}`,
+    );
+    assert.equal(
+      message({ content: [{ type: 'text', text: 'failed' }], structuredContent, isError: true }),
+      `tool 't': failed\n{"code":7}`,
+    );
+    const huge = message({ content: [], structuredContent: { blob: 'x'.repeat(100_000) }, isError: true });
+    assert.ok(huge.length < 5000, `message of ${huge.length} characters`);
+    assert.match(huge, /bytes cut/);
+  });
+});
+
 describe('schemaToArguments', () => {
   test('flat schemas become TrustGraph arguments; richer ones stay with the server', () => {
     assert.deepEqual(

@@ -3,7 +3,7 @@
  * images, audio and resources described (never dropped, never an error), `isError` as a `ToolError`.
  */
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
-import { ToolError } from '../../tools/index.js';
+import { ToolError, truncateOutput } from '../../tools/index.js';
 
 /** Decoded size of a base64 payload, in bytes. */
 function base64Bytes(data: string): number {
@@ -47,17 +47,30 @@ export function contentToText(content: readonly ContentBlock[] | undefined): str
   return (content ?? []).map(describeContentBlock).join('\n');
 }
 
+/** At most this many bytes of an error's `structuredContent` (as JSON) go into the message. */
+const MAX_ERROR_STRUCTURED_BYTES = 4096;
+
+/**
+ * What the model reads for an `isError` result: its text, plus its `structuredContent` as JSON (bounded)
+ * unless the text already is that JSON; a server may report the details only there.
+ */
+function errorDetails(text: string, structured: CallToolResult['structuredContent']): string {
+  const json = structured === undefined || structured === null ? '' : JSON.stringify(structured);
+  const details = json && text.trim() !== json ? truncateOutput(json, MAX_ERROR_STRUCTURED_BYTES).text : '';
+  return [text, details].filter(Boolean).join('\n') || 'the MCP server reported an error';
+}
+
 /**
  * The tool value of a result: `structuredContent` when present (an object, serialised as JSON by
  * `returnValueAsString`), otherwise the described content joined as text.
  *
  * Throws a `ToolError` with code `tool-error` when the result has `isError: true`, with the server's
- * message.
+ * message (its text and its `structuredContent`).
  */
 export function callToolResultToValue(toolName: string, result: CallToolResult): unknown {
   const text = contentToText(result.content);
   if (result.isError) {
-    throw new ToolError('tool-error', `tool '${toolName}': ${text || 'the MCP server reported an error'}`, {
+    throw new ToolError('tool-error', `tool '${toolName}': ${errorDetails(text, result.structuredContent)}`, {
       toolName,
     });
   }
