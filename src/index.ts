@@ -174,6 +174,7 @@ export type {
 // --- registry ---
 export {
   ToolRegistry,
+  DEFAULT_REGISTRY_BUILD_TIMEOUT_MS,
   DEFAULT_REGISTRY_DEBOUNCE_MS,
   DEFAULT_REGISTRY_RETRY_MS,
   ProblemSeverity,

@@ -1,7 +1,12 @@
 /**
  * @module registry: config (and announced services) → a live tool set.
  */
-export { ToolRegistry, DEFAULT_REGISTRY_DEBOUNCE_MS, DEFAULT_REGISTRY_RETRY_MS } from './tool-registry.js';
+export {
+  ToolRegistry,
+  DEFAULT_REGISTRY_BUILD_TIMEOUT_MS,
+  DEFAULT_REGISTRY_DEBOUNCE_MS,
+  DEFAULT_REGISTRY_RETRY_MS,
+} from './tool-registry.js';
 export type { ToolRegistryOptions, RegistryChange } from './tool-registry.js';
 export { ProblemSeverity } from './tool-type.js';
 export type { ToolTypeFactory, ToolTypeContext, RegistryProblem } from './tool-type.js';

@@ -554,6 +554,98 @@ describe('ToolRegistry: tool types', () => {
   });
 });
 
+describe('ToolRegistry: a tool whose build never finishes', () => {
+  const echo = (name: string) =>
+    new FunctionTool(() => name, { name, description: name, parameters: z.object({}) });
+
+  test(
+    'it is given up after buildTimeoutMs and reported; the other tools load and hot reload goes on',
+    { timeout: 10_000 },
+    async (t) => {
+      const store = new MemoryConfigStore();
+      const hung: AbortSignal[] = [];
+      // An mcp-tool whose server hangs on connect: the factory never returns.
+      const hang: ToolTypeFactory = (_descriptor, ctx) => {
+        hung.push(ctx.signal);
+        return new Promise<never>(() => undefined);
+      };
+      const registry = new ToolRegistry({
+        store,
+        functions: [echo('a'), echo('b')],
+        toolTypes: { hang },
+        debounceMs: 1,
+        buildTimeoutMs: 50,
+      });
+      t.after(async () => {
+        await registry.close();
+        await store.close();
+      });
+      await store.put('tool', 'a', { type: 'function', name: 'a' });
+      await store.put('tool', 'stuck', { type: 'hang' });
+      await registry.start();
+      assert.deepEqual(
+        registry.tools.list().map((x) => x.name),
+        ['a'],
+      );
+      const problem = registry.problems().find((p) => p.key === 'tool/stuck');
+      assert.equal(problem?.code, 'timeout');
+      assert.match(problem.message, /longer than 50 ms \(buildTimeoutMs\)/);
+      assert.equal(hung[0]?.aborted, true); // the factory is told to give up
+
+      await store.put('tool', 'b', { type: 'function', name: 'b' });
+      await registry.refresh();
+      assert.deepEqual(
+        registry.tools
+          .list()
+          .map((x) => x.name)
+          .sort(),
+        ['a', 'b'],
+      );
+    },
+  );
+
+  test(
+    'items are built concurrently, and close does not wait for a hung build',
+    { timeout: 10_000 },
+    async (t) => {
+      const store = new MemoryConfigStore();
+      // Each `pair` build waits until the other one has started: built one at a time, neither finishes.
+      let arrived = 0;
+      let release!: () => void;
+      const bothStarted = new Promise<void>((resolve) => (release = resolve));
+      const pair: ToolTypeFactory = async (_descriptor, ctx) => {
+        if (++arrived === 2) release();
+        await bothStarted;
+        return echo(ctx.key);
+      };
+      const hang: ToolTypeFactory = () => new Promise<never>(() => undefined);
+      const registry = new ToolRegistry({ store, toolTypes: { pair, hang }, buildTimeoutMs: 60_000 });
+      t.after(() => store.close());
+      await store.put('tool', 'x', { type: 'pair' });
+      await store.put('tool', 'y', { type: 'pair' });
+      await registry.start();
+      assert.deepEqual(
+        registry.tools.list().map((x) => x.name),
+        ['x', 'y'],
+      );
+      await store.put('tool', 'stuck', { type: 'hang' });
+      const refreshed = registry.refresh();
+      await registry.close(); // must not wait a minute for the hung build
+      await refreshed;
+    },
+  );
+
+  test('buildTimeoutMs must be a positive number of ms', () => {
+    const store = new MemoryConfigStore();
+    for (const buildTimeoutMs of [0, -1, Number.NaN]) {
+      assert.throws(() => new ToolRegistry({ store, buildTimeoutMs }), {
+        code: 'invalid-config',
+        message: /'buildTimeoutMs' must be a positive number of milliseconds/,
+      });
+    }
+  });
+});
+
 describe('ToolRegistry: lifecycle', () => {
   test('start with an aborted signal rejects with cancelled; close is idempotent', async () => {
     const store = new MemoryConfigStore();

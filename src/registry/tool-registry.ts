@@ -29,6 +29,12 @@ export const DEFAULT_REGISTRY_DEBOUNCE_MS = 25;
 /** How long the registry waits before watching the store again after the watch failed, by default. */
 export const DEFAULT_REGISTRY_RETRY_MS = 1_000;
 
+/**
+ * How long one tool's factory may take (e.g. an `mcp-tool` connecting to its server) before the registry
+ * gives up on it for this reload, by default.
+ */
+export const DEFAULT_REGISTRY_BUILD_TIMEOUT_MS = 30_000;
+
 /** setTimeout's largest delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -60,6 +66,13 @@ export interface ToolRegistryOptions {
   retryMs?: number;
   /** The clock for announcement time-to-live, in epoch milliseconds. @default Date.now */
   now?: () => number;
+  /**
+   * How long building one tool may take. A build that takes longer is given up (its `ctx.signal`
+   * aborts), reported with code `timeout` under its key, and tried again at the next change or
+   * {@link ToolRegistry.refresh}; the rest of the reload applies. Tools are built concurrently.
+   * `Infinity`: no limit. @default DEFAULT_REGISTRY_BUILD_TIMEOUT_MS (30000)
+   */
+  buildTimeoutMs?: number;
 }
 
 /** What {@link ToolRegistry.onChange} listeners receive after the tool set changed. */
@@ -86,6 +99,8 @@ interface Built {
   warnings: string[];
   controller: AbortController;
 }
+
+type BuildResult = { built: Built } | { error: unknown };
 
 interface Instance {
   serviceId: string;
@@ -135,6 +150,7 @@ export class ToolRegistry {
   readonly #useAnnouncements: boolean;
   readonly #debounceMs: number;
   readonly #retryMs: number;
+  readonly #buildTimeoutMs: number;
   readonly #now: () => number;
   readonly #clients: ToolServiceClientCache | undefined;
   readonly #ownsClients: boolean;
@@ -169,6 +185,14 @@ export class ToolRegistry {
     this.#useAnnouncements = options.announcements ?? options.bus !== undefined;
     this.#debounceMs = options.debounceMs ?? DEFAULT_REGISTRY_DEBOUNCE_MS;
     this.#retryMs = options.retryMs ?? DEFAULT_REGISTRY_RETRY_MS;
+    this.#buildTimeoutMs = options.buildTimeoutMs ?? DEFAULT_REGISTRY_BUILD_TIMEOUT_MS;
+    if (!(this.#buildTimeoutMs > 0)) {
+      throw new ToolbusError(
+        'invalid-config',
+        `ToolRegistry: option 'buildTimeoutMs' must be a positive number of milliseconds (Infinity ` +
+          `for no limit), got ${String(options.buildTimeoutMs)}`,
+      );
+    }
     this.#now = options.now ?? Date.now;
     this.#ownsClients = options.clients === undefined && options.bus !== undefined;
     this.#clients = options.clients ?? (options.bus ? new ToolServiceClientCache(options.bus) : undefined);
@@ -541,33 +565,49 @@ export class ToolRegistry {
       tools.push(built.tool);
     };
 
-    for (const [key, item] of sorted(this.#config.get('tool'))) {
+    // Every tool is built at once, then added in a fixed order: one slow factory (an MCP server that
+    // hangs on connect) delays the reload by at most buildTimeoutMs, not once per item after it.
+    const configBuilds = sorted(this.#config.get('tool')).map(([key, item]) => {
       const source = `tool/${key}`;
-      const result = await this.#buildOne(source, key, item.value, this.#lookupConfig);
-      if ('error' in result) this.#keepLastGood(source, result.error, this.#lookupConfig, problems, add);
-      else add(source, result.built);
-    }
-
-    // Announced tools come after config ones, so on a name conflict config wins.
+      return { source, result: this.#buildOne(source, key, item.value, this.#lookupConfig) };
+    });
+    const announcedBuilds: {
+      source: string;
+      name: string;
+      lookup: (type: string, key: string) => JsonValue | undefined;
+      result: Promise<BuildResult>;
+    }[] = [];
     for (const [serviceId, entry] of sorted(this.#announcedServices())) {
       const lookup = (type: string, key: string): JsonValue | undefined =>
         type === 'tool-service' && key === serviceId ? entry.service : this.#lookupConfig(type, key);
       for (const [name, descriptor] of sorted(entry.tools)) {
         const source = `announced/${serviceId}/${name}`;
-        const owner = owners.get(name);
-        if (owner !== undefined && !owner.startsWith('announced/')) {
-          problems.push({
-            key: source,
-            message: `config ${owner} defines a tool named '${name}' too; config wins over announcements, so the announced one is left out`,
-            severity: 'warning',
-          });
-          continue;
-        }
         const filled = { type: 'tool-service', service: serviceId, ...descriptor };
-        const result = await this.#buildOne(source, name, filled, lookup);
-        if ('error' in result) this.#keepLastGood(source, result.error, lookup, problems, add);
-        else add(source, result.built);
+        announcedBuilds.push({ source, name, lookup, result: this.#buildOne(source, name, filled, lookup) });
       }
+    }
+
+    for (const { source, result } of configBuilds) {
+      const r = await result;
+      if ('error' in r) this.#keepLastGood(source, r.error, this.#lookupConfig, problems, add);
+      else add(source, r.built);
+    }
+    // Announced tools come after config ones, so on a name conflict config wins.
+    for (const { source, name, lookup, result } of announcedBuilds) {
+      const r = await result;
+      const owner = owners.get(name);
+      if (owner !== undefined && !owner.startsWith('announced/')) {
+        // Built for nothing: release it, unless it is the one already live (the loop below does that).
+        if ('built' in r && this.#built.get(source) !== r.built) r.built.controller.abort();
+        problems.push({
+          key: source,
+          message: `config ${owner} defines a tool named '${name}' too; config wins over announcements, so the announced one is left out`,
+          severity: 'warning',
+        });
+        continue;
+      }
+      if ('error' in r) this.#keepLastGood(source, r.error, lookup, problems, add);
+      else add(source, r.built);
     }
 
     if (this.#abort.signal.aborted) {
@@ -636,7 +676,7 @@ export class ToolRegistry {
     key: string,
     descriptor: JsonValue,
     lookup: (type: string, key: string) => JsonValue | undefined,
-  ): Promise<{ built: Built } | { error: unknown }> {
+  ): Promise<BuildResult> {
     const descriptorJson = JSON.stringify(descriptor);
     const previous = this.#built.get(source);
     if (
@@ -665,13 +705,49 @@ export class ToolRegistry {
       const { type, descriptor: object } = toolTypeOf(descriptor, ctx);
       const factory = this.#factories.get(type);
       if (!factory) throw unknownType(type, key, [...this.#factories.keys()]);
-      const tool = await factory(structuredClone(object), ctx);
+      const tool = await this.#bounded(factory(structuredClone(object), ctx));
       validateToolName(tool.name);
       return { built: { descriptorJson, lookups, tool, warnings, controller } };
     } catch (error) {
       controller.abort();
       return { error };
     }
+  }
+
+  /**
+   * Waits for a factory at most buildTimeoutMs, and not past close(), so a factory that never returns
+   * cannot hold up the reload of every other tool, or close. The caller aborts its `ctx.signal`.
+   */
+  #bounded(building: Tool | Promise<Tool>): Promise<Tool> {
+    const ms = this.#buildTimeoutMs;
+    const closing = this.#abort.signal;
+    return new Promise<Tool>((resolve, reject) => {
+      const onClose = (): void => reject(closedError());
+      const timer =
+        ms === Infinity
+          ? undefined
+          : setTimeout(
+              () =>
+                reject(
+                  new ToolbusError(
+                    'timeout',
+                    `building it took longer than ${ms} ms (buildTimeoutMs), so it was given up; it is ` +
+                      'tried again at the next change or refresh()',
+                  ),
+                ),
+              Math.min(ms, MAX_TIMER_MS),
+            );
+      const done = (): void => {
+        clearTimeout(timer);
+        closing.removeEventListener('abort', onClose);
+      };
+      if (closing.aborted) onClose();
+      else closing.addEventListener('abort', onClose, { once: true });
+      Promise.resolve(building).then(
+        (tool) => (done(), resolve(tool)),
+        (error: unknown) => (done(), reject(error)),
+      );
+    });
   }
 
   async #close(): Promise<void> {
