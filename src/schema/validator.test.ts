@@ -65,6 +65,19 @@ describe('strict-mode nulls are treated as absent before validation', () => {
     });
     assert.deepEqual(await check(raw({ a: null, b: null })), { ok: true, value: { b: null } });
   });
+
+  test("raw JSON Schema defaults never write into the caller's nested objects, also after a null was dropped", async () => {
+    const raw = createValidator({
+      type: 'object',
+      properties: {
+        a: { type: 'string' },
+        inner: { type: 'object', properties: { n: { type: 'number', default: 5 } } },
+      },
+    });
+    const args = { a: null, inner: {} };
+    assert.deepEqual(await check(raw(args)), { ok: true, value: { inner: { n: 5 } } });
+    assert.deepEqual(args, { a: null, inner: {} });
+  });
 });
 
 describe('zod validation', () => {

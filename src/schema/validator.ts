@@ -100,10 +100,9 @@ export function createValidator(source: ParametersSource, options: CreateValidat
   const hasDefaults = JSON.stringify(raw).includes('"default"');
   return (value) => {
     let input = normalize === undefined ? value : normalize(value);
-    // Ajv's useDefaults writes into the value; never touch the caller's object.
-    if (hasDefaults && input === value && typeof value === 'object' && value !== null) {
-      input = structuredClone(value);
-    }
+    // Ajv's useDefaults writes into the value; never touch the caller's object. A normalised copy is
+    // shallow (nested objects are still the caller's), so it is cloned too.
+    if (hasDefaults && typeof input === 'object' && input !== null) input = structuredClone(input);
     if (validate(input)) return { ok: true, value: input };
     return { ok: false, issues: fromAjv(validate.errors ?? [], input, raw) };
   };
