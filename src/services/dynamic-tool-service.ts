@@ -303,7 +303,15 @@ export class DynamicToolService {
   readonly #queuedById = new Map<string, Call>();
   #requestSubscription: BusSubscription | undefined;
   #cancelSubscription: BusSubscription | undefined;
+  /** What `start()` returns; rejected with `closed` when a stop gives up waiting for it. */
   #starting: Promise<void> | undefined;
+  /** The subscribing itself, which may go on after a stop has given up waiting for it. */
+  #startWork: Promise<void> | undefined;
+  #abandonStart: ((error: ToolbusError) => void) | undefined;
+  /** The start has succeeded or failed. */
+  #startSettled = false;
+  /** A stop gave up waiting for the start: whatever the start still subscribes is released. */
+  #startAbandoned = false;
   #stopping: Promise<void> | undefined;
   #idleWaiters: (() => void)[] = [];
   #draining = false;
@@ -359,14 +367,25 @@ export class DynamicToolService {
         new ToolbusError('closed', `tool service '${this.id}' was stopped; create a new one`),
       );
     }
-    this.#starting ??= this.#subscribe().then(() => this.#startAnnouncing());
+    if (!this.#starting) {
+      const work = this.#subscribe()
+        .then(() => this.#startAnnouncing())
+        .finally(() => (this.#startSettled = true));
+      this.#startWork = work;
+      this.#starting = new Promise<void>((resolve, reject) => {
+        this.#abandonStart = reject;
+        work.then(resolve, reject);
+      });
+    }
     return this.#starting;
   }
 
   /**
    * Graceful stop: takes no new calls (late requests are answered `unavailable`), lets the running and
    * queued calls finish, then unsubscribes. If `options.signal` aborts first, the calls still running are
-   * aborted (they see `ctx.signal` abort) and stop resolves once they have settled. Idempotent.
+   * aborted (they see `ctx.signal` abort) and stop resolves once they have settled. A `start()` still
+   * waiting on the bus is waited for, until `options.signal` aborts: then stop resolves at once, that
+   * start rejects with `closed`, and what it subscribes later is released. Idempotent.
    */
   stop(options: { signal?: AbortSignal } = {}): Promise<void> {
     this.#stopping ??= this.#stop(options.signal);
@@ -412,7 +431,7 @@ export class DynamicToolService {
   }
 
   async #startAnnouncing(): Promise<void> {
-    if (!this.#announce) return;
+    if (!this.#announce || this.#startAbandoned) return;
     try {
       this.#announcer = await startServiceAnnouncer(this.#options.bus, this, this.#announce);
     } catch (error) {
@@ -423,7 +442,19 @@ export class DynamicToolService {
   }
 
   async #stop(signal: AbortSignal | undefined): Promise<void> {
-    if (this.#starting) await this.#starting.catch(() => undefined);
+    const work = this.#startWork;
+    // During a bus outage the start can wait without limit: the stop's signal cuts that wait short.
+    if (work && !this.#startSettled && !(await settledUnlessAborted(work, signal))) {
+      this.#startAbandoned = true;
+      this.#abandonStart?.(
+        new ToolbusError('closed', `tool service '${this.id}' was stopped before it finished starting`),
+      );
+      // What it subscribes after this stop is done is released when it arrives; the rest below.
+      void work.then(
+        () => this.#releaseSubscriptions(),
+        () => undefined,
+      );
+    }
     // Goodbye first, so registries withdraw the tools before requests start being refused.
     await this.#announcer?.stop().catch(() => undefined);
     await this.#requestSubscription?.unsubscribe();
@@ -442,6 +473,13 @@ export class DynamicToolService {
       signal?.removeEventListener('abort', abortAll);
       await this.#cancelSubscription?.unsubscribe();
     }
+  }
+
+  /** Releases what a start abandoned by {@link #stop} subscribed after that stop. Idempotent. */
+  async #releaseSubscriptions(): Promise<void> {
+    await this.#announcer?.stop().catch(() => undefined);
+    await this.#requestSubscription?.unsubscribe().catch(() => undefined);
+    await this.#cancelSubscription?.unsubscribe().catch(() => undefined);
   }
 
   #onCancel(message: BusMessage): void {
@@ -732,6 +770,24 @@ function resolveOptions(options: DynamicToolServiceOptions): ResolvedOptions {
     hooks: { ...options.hooks },
     now: options.now ?? Date.now,
   };
+}
+
+/** Resolves true once `work` settles, or false as soon as `signal` aborts (if it does first). */
+function settledUnlessAborted(work: Promise<unknown>, signal: AbortSignal | undefined): Promise<boolean> {
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  if (!signal) return settled;
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    const onAbort = (): void => resolve(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void settled.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    });
+  });
 }
 
 function stringify(value: unknown): string {

@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryBus } from '../../src/bus/index.js';
+import { MemoryBus, type MessageBus } from '../../src/bus/index.js';
 import {
   DynamicToolService,
   RemoteToolError,
@@ -497,6 +497,56 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     assert.match((reasons[0] as Error).message, /is stopping/);
     await assert.rejects(call, (e: unknown) => e instanceof RemoteToolError && e.remoteType === 'cancelled');
   });
+
+  test(
+    'stop({ signal }) ends when the signal aborts even while start() waits on the bus; the start fails closed',
+    { timeout: 5_000 },
+    async (t) => {
+      // A bus whose subscription to the request queue hangs until released, as during a NATS outage.
+      const bus = new MemoryBus();
+      let release!: () => void;
+      const outage = new Promise<void>((r) => (release = r));
+      let subscribing!: () => void;
+      const waiting = new Promise<void>((r) => (subscribing = r));
+      const gated: MessageBus = {
+        publish: (...a) => bus.publish(...a),
+        subscribe: async (topic, handler, options) => {
+          if (topic === queues.requestQueue) {
+            subscribing();
+            await outage;
+          }
+          return bus.subscribe(topic, handler, options);
+        },
+        close: () => bus.close(),
+      };
+      const service = new DynamicToolService({ bus: gated, ...queues, invoke: () => 'ok' });
+      t.after(async () => {
+        release();
+        await bus.close();
+      });
+      const starting = service.start();
+      await waiting;
+      const controller = new AbortController();
+      const stopping = service.stop({ signal: controller.signal });
+      controller.abort();
+      await stopping;
+      await assert.rejects(starting, (e: unknown) => e instanceof ToolbusError && e.code === 'closed');
+      // When the bus comes back, what the abandoned start subscribed is released: nobody serves calls.
+      release();
+      const client = new ToolServiceClient(bus, queues);
+      t.after(() => client.close());
+      // (A live but stopping service would answer too, so look for the client's own "nobody listens".)
+      let outcome = '';
+      for (let i = 0; i < 50 && !/nothing is subscribed/.test(outcome); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        outcome = await client.call('u', {}, {}).then(
+          (text) => text,
+          (e: unknown) => (e as Error).message,
+        );
+      }
+      assert.match(outcome, /nothing is subscribed/, 'the late subscription was unsubscribed');
+    },
+  );
 
   test('a stream consumer that falls too far behind fails with too-large and the call is cancelled', async (t) => {
     let sawAbort!: () => void;
