@@ -4,6 +4,7 @@
 // the CLI (and frees its port) rather than only this wrapper.
 import { existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const source = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
@@ -15,4 +16,8 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   // Ctrl-C reaches the child through the terminal's process group too; forwarding is harmless then.
   process.on(signal, () => child.kill(signal));
 }
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+// A child killed by a signal exits as a shell reports it: 128 + the signal's number (137 for SIGKILL,
+// 143 for SIGTERM), so callers can tell a kill from an ordinary failure.
+child.on('exit', (code, signal) =>
+  process.exit(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 0)),
+);
