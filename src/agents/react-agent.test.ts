@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { ScriptedChatCompletionClient, SystemMessage, UserMessage } from '../models/index.js';
+import { ModelError, ScriptedChatCompletionClient, SystemMessage, UserMessage } from '../models/index.js';
 import type { LLMMessage } from '../models/index.js';
 import { FunctionTool, LiveToolSet } from '../tools/index.js';
 import type { ToolProvider } from '../tools/index.js';
@@ -192,6 +192,25 @@ describe('ReActAgent', () => {
       /^Observation: Error: tool 'search' failed: connection reset/,
     );
     assert.ok(events.some((e) => e.type === 'observation' && e.isError && e.toolName === 'search'));
+  });
+
+  test('a reply cut by the token limit fails the run saying so, not "could not be parsed" in a loop', async () => {
+    const cut = {
+      content: 'Thought: multiply\nAction: multiply\nArgs: {"a": 6, "b',
+      finishReason: 'length' as const,
+    };
+    for (const streaming of [false, true]) {
+      const model = new ScriptedChatCompletionClient([cut, 'Final Answer: 42'], textOnly);
+      await assert.rejects(new ReActAgent({ model, tools: [] }).run('6*7?', { streaming }), (e: unknown) => {
+        assert.ok(e instanceof ModelError && e.code === 'model-error', String(e));
+        assert.match(
+          e.message,
+          /the model's reply was cut at its token limit \(finish reason 'length'\).*raise the model's maxTokens/,
+        );
+        return true;
+      });
+      assert.equal(model.calls.length, 1, `streaming: ${streaming}`);
+    }
   });
 
   test('a model failure rejects with its code', async () => {

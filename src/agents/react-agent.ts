@@ -2,7 +2,14 @@
  * @module `ReActAgent`: an agent for models without function calling, speaking the text protocol
  * `Thought:` / `Action:` / `Args: {json}` / `Final Answer:` and reading `Observation:` back.
  */
-import { AssistantMessage, SystemMessage, UserMessage, abortError } from '../models/index.js';
+import {
+  AssistantMessage,
+  FinishReason,
+  ModelError,
+  SystemMessage,
+  UserMessage,
+  abortError,
+} from '../models/index.js';
 import type { ChatCompletionClient, LLMMessage } from '../models/index.js';
 import { ToolbusError } from '../tools/index.js';
 import type { Tool, ToolProvider } from '../tools/index.js';
@@ -30,6 +37,13 @@ export interface ReActAgentOptions {
   user?: string;
   /** Per tool call timeout. @default the provider's */
   toolTimeoutMs?: number;
+}
+
+/** One model reply: its text, parsed, and why the model stopped (when the client said). */
+interface ModelStep {
+  text: string;
+  step: ReActStep;
+  finishReason: FinishReason | undefined;
 }
 
 /** One step of the scratchpad: what the model said and what it observed. */
@@ -93,7 +107,8 @@ export class ReActAgent implements RunnableAgent {
   /**
    * Runs until a `Final Answer:` or `maxIterations` steps, and resolves with the answer (or a message
    * saying the limit was hit). Rejects with `cancelled`/`timeout` when the signal aborts and with the
-   * model client's error when the model fails, after an `error` event.
+   * model client's error when the model fails, after an `error` event; with `model-error` when a reply
+   * outside the protocol was cut by the model's token limit (a retry would be cut the same way).
    */
   async run(input: string | readonly LLMMessage[], options: AgentRunOptions = {}): Promise<string> {
     const signal = options.signal;
@@ -117,7 +132,7 @@ export class ReActAgent implements RunnableAgent {
             new UserMessage({ content: `Observation: ${s.observation}`, source: 'user' }),
           ]),
         ];
-        const { text, step } = options.streaming
+        const { text, step, finishReason } = options.streaming
           ? await this.#stream(messages, signal, iteration, onEvent)
           : await this.#complete(messages, signal, iteration, onEvent);
         if (step.type === 'final') {
@@ -131,6 +146,14 @@ export class ReActAgent implements RunnableAgent {
             });
           }
           return step.answer;
+        }
+        if (step.type === 'error' && finishReason === FinishReason.Length) {
+          // The same limit would cut the retry too: only a larger one helps, so say so instead of looping.
+          throw new ModelError(
+            'model-error',
+            "the model's reply was cut at its token limit (finish reason 'length') before it followed the " +
+              "protocol; raise the model's maxTokens or shorten the conversation",
+          );
         }
         if (step.type === 'error') {
           const observation = `Error: your reply could not be parsed: ${step.message}. ${REACT_FORMAT}`;
@@ -195,7 +218,7 @@ export class ReActAgent implements RunnableAgent {
     signal: AbortSignal | undefined,
     iteration: number,
     onEvent: AgentRunOptions['onEvent'],
-  ): Promise<{ text: string; step: ReActStep }> {
+  ): Promise<ModelStep> {
     if (signal?.aborted) throw abortError(signal, 'agent run');
     const result = await this.#model.create(messages, signal ? { signal } : {});
     const text = typeof result.content === 'string' ? result.content : '';
@@ -209,7 +232,7 @@ export class ReActAgent implements RunnableAgent {
           };
     if (step.thought)
       emit(onEvent, { type: 'thought', content: step.thought, endOfMessage: true, iteration });
-    return { text, step };
+    return { text, step, finishReason: result.finishReason };
   }
 
   async #stream(
@@ -217,7 +240,7 @@ export class ReActAgent implements RunnableAgent {
     signal: AbortSignal | undefined,
     iteration: number,
     onEvent: AgentRunOptions['onEvent'],
-  ): Promise<{ text: string; step: ReActStep }> {
+  ): Promise<ModelStep> {
     if (signal?.aborted) throw abortError(signal, 'agent run');
     const parser = new StreamingReActParser();
     const open = { thought: false, answer: false };
@@ -236,9 +259,13 @@ export class ReActAgent implements RunnableAgent {
       }
     };
     let final: string | undefined;
+    let finishReason: FinishReason | undefined;
     for await (const part of this.#model.createStream(messages, signal ? { signal } : {})) {
       if (typeof part === 'string') forward(parser.push(part));
-      else if (typeof part.content === 'string') final = part.content;
+      else {
+        finishReason = part.finishReason;
+        if (typeof part.content === 'string') final = part.content;
+      }
     }
     const { chunks, step: streamed } = parser.finish();
     forward(chunks);
@@ -255,7 +282,7 @@ export class ReActAgent implements RunnableAgent {
         finishReason: 'answer',
       });
     }
-    return { text, step };
+    return { text, step, finishReason };
   }
 }
 
