@@ -79,6 +79,22 @@ describe('ToolSet basics', () => {
     assert.equal((await new ToolSet([hello]).call('hello', '')).content, 'hi');
   });
 
+  test('empty argument text gives the tool the same fresh, writable object as "{}"', async () => {
+    // Raw JSON Schema: the validated value is the parsed object itself, so the tool sees what parsing gave.
+    const tool = new FunctionTool(
+      (args: Record<string, unknown>) => {
+        args['limit'] ??= 10;
+        return args;
+      },
+      { name: 'list', description: 'Lists.', parameters: { type: 'object', properties: {} } },
+    );
+    const set = new ToolSet([tool]);
+    assert.equal((await set.call('list', '{}')).content, '{"limit":10}');
+    const empty = await set.call('list', '');
+    assert.equal(empty.isError, false, empty.content);
+    assert.equal(empty.content, '{"limit":10}');
+  });
+
   test('duplicate names are refused clearly', () => {
     assert.throws(
       () => new ToolSet([add, add]),

@@ -95,8 +95,6 @@ function checkPositive(name: string, value: number | undefined, fallback: number
   return value;
 }
 
-const NO_ARGS: Readonly<Record<string, unknown>> = Object.freeze({});
-
 /**
  * An immutable set of tools with one call path applying the error contract: `call` never rejects for a
  * tool failure; it returns a {@link ToolResult} with `isError: true`, a message written for the model,
@@ -399,7 +397,9 @@ function parseArguments(
 ): Record<string, unknown> | ToolError {
   let value: unknown = args;
   if (typeof args === 'string') {
-    if (args.trim() === '') return NO_ARGS;
+    // Some servers send '' for a tool without arguments: the same fresh object as '{}' (a shared frozen
+    // one made a tool that fills in its own defaults fail with "object is not extensible").
+    if (args.trim() === '') return {};
     try {
       value = JSON.parse(args);
     } catch (error) {
