@@ -358,8 +358,9 @@ export class DynamicToolService {
   }
 
   /**
-   * Subscribes to the request queue (in the service's group) and the control topic. Idempotent.
-   * Rejects with `closed` when the bus is closed, or when called after {@link stop}.
+   * Subscribes to the request queue (in the service's group) and the control topic. Idempotent; after a
+   * failed start, calling it again tries again. Rejects with `closed` when the bus is closed, or when
+   * called after {@link stop}.
    */
   start(): Promise<void> {
     if (this.#stopping) {
@@ -368,9 +369,17 @@ export class DynamicToolService {
       );
     }
     if (!this.#starting) {
+      this.#startSettled = false;
       const work = this.#subscribe()
         .then(() => this.#startAnnouncing())
         .finally(() => (this.#startSettled = true));
+      // A failed start leaves nothing subscribed: forget it, so that a later start() tries again
+      // (e.g. once NATS is back) instead of repeating the old failure. Runs before callers see it.
+      work.catch(() => {
+        if (this.#startWork !== work || this.#startAbandoned) return;
+        this.#startWork = undefined;
+        this.#starting = undefined;
+      });
       this.#startWork = work;
       this.#starting = new Promise<void>((resolve, reject) => {
         this.#abandonStart = reject;

@@ -548,6 +548,30 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     },
   );
 
+  test('start() after a failed start tries again instead of repeating the old failure', async (t) => {
+    // The first subscription fails, as a NATS flush does when the server is unreachable.
+    const bus = new MemoryBus();
+    let failures = 1;
+    const flaky: MessageBus = {
+      publish: (...a) => bus.publish(...a),
+      subscribe: (topic, handler, options) =>
+        failures-- > 0
+          ? Promise.reject(new ToolbusError('unavailable', `cannot subscribe to topic '${topic}'`))
+          : bus.subscribe(topic, handler, options),
+      close: () => bus.close(),
+    };
+    const service = new DynamicToolService({ bus: flaky, ...queues, invoke: () => 'ok' });
+    const client = new ToolServiceClient(bus, queues);
+    t.after(async () => {
+      await client.close();
+      await service.stop();
+      await bus.close();
+    });
+    await assert.rejects(service.start(), (e: unknown) => (e as ToolbusError).code === 'unavailable');
+    await service.start();
+    assert.equal(await client.call('u', {}, {}), 'ok');
+  });
+
   test('a stream consumer that falls too far behind fails with too-large and the call is cancelled', async (t) => {
     let sawAbort!: () => void;
     const serviceAborted = new Promise<void>((r) => (sawAbort = r));
