@@ -71,5 +71,6 @@ export async function openBus(flags: ConnectFlags, io: CliIO): Promise<MessageBu
   const nats = busNatsUrl(flags, io);
   if (!nats) return new MemoryBus();
   const { NatsBus } = await importLeaf('nats', () => import('../bus/nats/index.js'));
-  return NatsBus.connect({ servers: nats });
+  // Ctrl-C while the server does not answer stops the wait at once, not after the connect timeout.
+  return NatsBus.connect({ servers: nats, signal: io.signal });
 }
