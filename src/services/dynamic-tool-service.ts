@@ -313,6 +313,8 @@ export class DynamicToolService {
   /** A stop gave up waiting for the start: whatever the start still subscribes is released. */
   #startAbandoned = false;
   #stopping: Promise<void> | undefined;
+  /** Aborted when the signal of any `stop()` call aborts. */
+  readonly #forceStop = new AbortController();
   #idleWaiters: (() => void)[] = [];
   #draining = false;
   readonly #announce: DynamicToolServiceAnnounceOptions | undefined;
@@ -391,13 +393,24 @@ export class DynamicToolService {
 
   /**
    * Graceful stop: takes no new calls (late requests are answered `unavailable`), lets the running and
-   * queued calls finish, then unsubscribes. If `options.signal` aborts first, the calls still running are
-   * aborted (they see `ctx.signal` abort) and stop resolves once they have settled. A `start()` still
-   * waiting on the bus is waited for, until `options.signal` aborts: then stop resolves at once, that
-   * start rejects with `closed`, and what it subscribes later is released. Idempotent.
+   * queued calls finish, then unsubscribes. If `options.signal` (of this call, or of a later one while
+   * the stop is under way) aborts first, the calls still running are aborted (they see `ctx.signal`
+   * abort) and stop resolves once they have settled. A `start()` still waiting on the bus is waited for
+   * until that signal aborts: then the stop goes on without it, that start rejects with `closed`, and
+   * what it subscribes later is released. Idempotent.
    */
   stop(options: { signal?: AbortSignal } = {}): Promise<void> {
-    this.#stopping ??= this.#stop(options.signal);
+    // Every stop's signal counts, not only the first one's: a graceful stop() already under way can
+    // still be cut short by a later stop({ signal }).
+    const signal = options.signal;
+    if (signal?.aborted) this.#forceStop.abort(signal.reason);
+    this.#stopping ??= this.#stop(this.#forceStop.signal);
+    if (signal && !signal.aborted) {
+      const force = (): void => this.#forceStop.abort(signal.reason);
+      const release = (): void => signal.removeEventListener('abort', force);
+      signal.addEventListener('abort', force, { once: true });
+      void this.#stopping.then(release, release);
+    }
     return this.#stopping;
   }
 

@@ -572,6 +572,32 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     assert.equal(await client.call('u', {}, {}), 'ok');
   });
 
+  test(
+    'stop({ signal }) during an earlier graceful stop() still aborts the running calls',
+    { timeout: 5_000 },
+    async (t) => {
+      let started!: () => void;
+      const running = new Promise<void>((r) => (started = r));
+      const { client, service } = await setup(t, async (_u, _c, _a, ctx) => {
+        started();
+        await aborted(ctx.signal);
+        throw ctx.signal.reason;
+      });
+      const call = client.call('u', {}, {});
+      await running;
+      const graceful = service.stop();
+      const controller = new AbortController();
+      const forced = service.stop({ signal: controller.signal });
+      controller.abort();
+      await forced;
+      await graceful;
+      await assert.rejects(
+        call,
+        (e: unknown) => e instanceof RemoteToolError && e.remoteType === 'cancelled',
+      );
+    },
+  );
+
   test('a stream consumer that falls too far behind fails with too-large and the call is cancelled', async (t) => {
     let sawAbort!: () => void;
     const serviceAborted = new Promise<void>((r) => (sawAbort = r));
