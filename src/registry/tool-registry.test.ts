@@ -590,7 +590,6 @@ describe('ToolRegistry: a tool whose build never finishes', () => {
       const problem = registry.problems().find((p) => p.key === 'tool/stuck');
       assert.equal(problem?.code, 'timeout');
       assert.match(problem.message, /longer than 50 ms \(buildTimeoutMs\)/);
-      assert.equal(hung[0]?.aborted, true); // the factory is told to give up
 
       await store.put('tool', 'b', { type: 'function', name: 'b' });
       await registry.refresh();
@@ -601,8 +600,42 @@ describe('ToolRegistry: a tool whose build never finishes', () => {
           .sort(),
         ['a', 'b'],
       );
+      // The hung build was not started again (nor waited for again), and is told to give up once its
+      // item goes.
+      assert.equal(hung.length, 1);
+      assert.equal(hung[0]!.aborted, false);
+      await store.delete('tool', 'stuck');
+      await registry.refresh();
+      assert.equal(hung[0]!.aborted, true);
+      assert.deepEqual(registry.problems(), []);
     },
   );
+
+  test('a build that finishes after buildTimeoutMs goes live by itself', { timeout: 10_000 }, async (t) => {
+    const store = new MemoryConfigStore();
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    let calls = 0;
+    const slow: ToolTypeFactory = async (_descriptor, ctx) => {
+      calls++;
+      await finished; // e.g. `npx` fetching an MCP server on first use
+      return echo(ctx.key);
+    };
+    const registry = new ToolRegistry({ store, toolTypes: { slow }, debounceMs: 1, buildTimeoutMs: 20 });
+    t.after(async () => {
+      await registry.close();
+      await store.close();
+    });
+    await store.put('tool', 'late', { type: 'slow' });
+    await registry.start();
+    assert.deepEqual(registry.tools.list(), []);
+    assert.equal(registry.problems()[0]?.code, 'timeout');
+    const live = new Promise<string[]>((resolve) => registry.onChange((c) => resolve(c.added)));
+    finish();
+    assert.deepEqual(await live, ['late']);
+    assert.deepEqual(registry.problems(), []);
+    assert.equal(calls, 1);
+  });
 
   test(
     'items are built concurrently, and close does not wait for a hung build',
@@ -632,6 +665,13 @@ describe('ToolRegistry: a tool whose build never finishes', () => {
       const refreshed = registry.refresh();
       await registry.close(); // must not wait a minute for the hung build
       await refreshed;
+
+      // Nor a start that waits for its first set.
+      const second = new ToolRegistry({ store, toolTypes: { hang }, buildTimeoutMs: 60_000 });
+      const started = second.start();
+      await new Promise((resolve) => setImmediate(resolve)); // the first build has begun
+      await second.close();
+      await started.catch(() => undefined); // settles (does not wait a minute either)
     },
   );
 

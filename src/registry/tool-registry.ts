@@ -67,10 +67,12 @@ export interface ToolRegistryOptions {
   /** The clock for announcement time-to-live, in epoch milliseconds. @default Date.now */
   now?: () => number;
   /**
-   * How long building one tool may take. A build that takes longer is given up (its `ctx.signal`
-   * aborts), reported with code `timeout` under its key, and tried again at the next change or
-   * {@link ToolRegistry.refresh}; the rest of the reload applies. Tools are built concurrently.
-   * `Infinity`: no limit. @default DEFAULT_REGISTRY_BUILD_TIMEOUT_MS (30000)
+   * How long a reload waits for one tool's factory (tools are built concurrently). A build that takes
+   * longer is reported with code `timeout` under its key and the rest of the reload applies without it
+   * (a tool that was live keeps its last good version). The build goes on: later reloads do not wait
+   * for it again, it goes live when it finishes, and its `ctx.signal` aborts when its item changes or
+   * goes or the registry closes. `Infinity`: wait without limit.
+   * @default DEFAULT_REGISTRY_BUILD_TIMEOUT_MS (30000)
    */
   buildTimeoutMs?: number;
 }
@@ -101,6 +103,21 @@ interface Built {
 }
 
 type BuildResult = { built: Built } | { error: unknown };
+
+/** A tool build that may still be running. */
+interface Attempt {
+  descriptorJson: string;
+  /** What the factory looked up so far. */
+  lookups: Built['lookups'];
+  controller: AbortController;
+  /** Settles when the build does, when buildTimeoutMs passes, or when it is dropped. */
+  waited: Promise<void>;
+  wake: () => void;
+  timer?: ReturnType<typeof setTimeout> | undefined;
+  /** buildTimeoutMs passed before the build settled. */
+  expired?: boolean;
+  settled: BuildResult | undefined;
+}
 
 interface Instance {
   serviceId: string;
@@ -162,6 +179,8 @@ export class ToolRegistry {
   readonly #recording = new Set<ConfigChange[]>();
   #loaded = false;
   #built = new Map<string, Built>();
+  /** Builds still running (or finished after their timeout and not yet taken in), by source. */
+  readonly #attempts = new Map<string, Attempt>();
   #instances = new Map<string, Instance>();
   #seq = 0;
   #problems: RegistryProblem[] = [];
@@ -599,6 +618,8 @@ export class ToolRegistry {
       if (owner !== undefined && !owner.startsWith('announced/')) {
         // Built for nothing: release it, unless it is the one already live (the loop below does that).
         if ('built' in r && this.#built.get(source) !== r.built) r.built.controller.abort();
+        const pending = this.#attempts.get(source);
+        if (pending) this.#dropAttempt(source, pending);
         problems.push({
           key: source,
           message: `config ${owner} defines a tool named '${name}' too; config wins over announcements, so the announced one is left out`,
@@ -608,6 +629,11 @@ export class ToolRegistry {
       }
       if ('error' in r) this.#keepLastGood(source, r.error, lookup, problems, add);
       else add(source, r.built);
+    }
+    // A build still running for an item that is gone is no longer wanted.
+    const wanted = new Set([...configBuilds, ...announcedBuilds].map((b) => b.source));
+    for (const [source, attempt] of [...this.#attempts]) {
+      if (!wanted.has(source)) this.#dropAttempt(source, attempt);
     }
 
     if (this.#abort.signal.aborted) {
@@ -670,7 +696,12 @@ export class ToolRegistry {
     add(source, previous);
   }
 
-  /** Builds one tool, or reuses the previous one when its item and everything it looked up are unchanged. */
+  /**
+   * Builds one tool, or reuses the previous one when its item and everything it looked up are unchanged.
+   * Waits for a factory at most buildTimeoutMs, so one that hangs (an MCP server that never answers)
+   * cannot hold up the others. Such a build goes on: later reloads do not wait for it again, and when it
+   * finishes a reload takes it in. An edit of the item (or of what it looked up) starts a new one.
+   */
   async #buildOne(
     source: string,
     key: string,
@@ -678,14 +709,40 @@ export class ToolRegistry {
     lookup: (type: string, key: string) => JsonValue | undefined,
   ): Promise<BuildResult> {
     const descriptorJson = JSON.stringify(descriptor);
+    const unchanged = (b: { descriptorJson: string; lookups: Built['lookups'] }): boolean =>
+      b.descriptorJson === descriptorJson &&
+      [...b.lookups.values()].every((l) => jsonOf(lookup(l.type, l.key)) === l.json);
     const previous = this.#built.get(source);
-    if (
-      previous &&
-      previous.descriptorJson === descriptorJson &&
-      [...previous.lookups.values()].every((l) => jsonOf(lookup(l.type, l.key)) === l.json)
-    ) {
-      return { built: previous };
+    if (previous && unchanged(previous)) return { built: previous };
+    let attempt = this.#attempts.get(source);
+    if (attempt && !unchanged(attempt)) {
+      this.#dropAttempt(source, attempt);
+      attempt = undefined;
     }
+    attempt ??= this.#startAttempt(source, key, descriptor, descriptorJson, lookup);
+    await attempt.waited;
+    if (attempt.settled) {
+      if (this.#attempts.get(source) === attempt) this.#attempts.delete(source);
+      return attempt.settled;
+    }
+    if (this.#abort.signal.aborted) return { error: closedError() };
+    return {
+      error: new ToolbusError(
+        'timeout',
+        `building it has taken longer than ${this.#buildTimeoutMs} ms (buildTimeoutMs); the other ` +
+          'tools were applied without it, and it goes live when its build finishes',
+      ),
+    };
+  }
+
+  /** Starts a build; `waited` settles when it does, when buildTimeoutMs passes, or on close. */
+  #startAttempt(
+    source: string,
+    key: string,
+    descriptor: JsonValue,
+    descriptorJson: string,
+    lookup: (type: string, key: string) => JsonValue | undefined,
+  ): Attempt {
     const controller = new AbortController();
     const lookups: Built['lookups'] = new Map();
     const warnings: string[] = [];
@@ -701,53 +758,49 @@ export class ToolRegistry {
       },
       warn: (message) => void warnings.push(message),
     };
-    try {
-      const { type, descriptor: object } = toolTypeOf(descriptor, ctx);
-      const factory = this.#factories.get(type);
-      if (!factory) throw unknownType(type, key, [...this.#factories.keys()]);
-      const tool = await this.#bounded(factory(structuredClone(object), ctx));
-      validateToolName(tool.name);
-      return { built: { descriptorJson, lookups, tool, warnings, controller } };
-    } catch (error) {
-      controller.abort();
-      return { error };
-    }
+    let wake!: () => void;
+    const waited = new Promise<void>((resolve) => (wake = resolve));
+    const attempt: Attempt = { descriptorJson, lookups, controller, waited, wake, settled: undefined };
+    attempt.timer =
+      this.#buildTimeoutMs === Infinity
+        ? undefined
+        : setTimeout(
+            () => {
+              attempt.expired = true;
+              wake();
+            },
+            Math.min(this.#buildTimeoutMs, MAX_TIMER_MS),
+          );
+    const build = async (): Promise<BuildResult> => {
+      try {
+        const { type, descriptor: object } = toolTypeOf(descriptor, ctx);
+        const factory = this.#factories.get(type);
+        if (!factory) throw unknownType(type, key, [...this.#factories.keys()]);
+        const tool = await factory(structuredClone(object), ctx);
+        validateToolName(tool.name);
+        return { built: { descriptorJson, lookups, tool, warnings, controller } };
+      } catch (error) {
+        controller.abort();
+        return { error };
+      }
+    };
+    void build().then((result) => {
+      attempt.settled = result;
+      clearTimeout(attempt.timer);
+      wake();
+      // It outlived its timeout, so the reload went on without it: take it in now.
+      if (attempt.expired && this.#attempts.get(source) === attempt) this.#schedule();
+    });
+    this.#attempts.set(source, attempt);
+    return attempt;
   }
 
-  /**
-   * Waits for a factory at most buildTimeoutMs, and not past close(), so a factory that never returns
-   * cannot hold up the reload of every other tool, or close. The caller aborts its `ctx.signal`.
-   */
-  #bounded(building: Tool | Promise<Tool>): Promise<Tool> {
-    const ms = this.#buildTimeoutMs;
-    const closing = this.#abort.signal;
-    return new Promise<Tool>((resolve, reject) => {
-      const onClose = (): void => reject(closedError());
-      const timer =
-        ms === Infinity
-          ? undefined
-          : setTimeout(
-              () =>
-                reject(
-                  new ToolbusError(
-                    'timeout',
-                    `building it took longer than ${ms} ms (buildTimeoutMs), so it was given up; it is ` +
-                      'tried again at the next change or refresh()',
-                  ),
-                ),
-              Math.min(ms, MAX_TIMER_MS),
-            );
-      const done = (): void => {
-        clearTimeout(timer);
-        closing.removeEventListener('abort', onClose);
-      };
-      if (closing.aborted) onClose();
-      else closing.addEventListener('abort', onClose, { once: true });
-      Promise.resolve(building).then(
-        (tool) => (done(), resolve(tool)),
-        (error: unknown) => (done(), reject(error)),
-      );
-    });
+  /** Gives up on a build still running or not taken in (its item changed or went, or the registry closed). */
+  #dropAttempt(source: string, attempt: Attempt): void {
+    if (this.#attempts.get(source) === attempt) this.#attempts.delete(source);
+    clearTimeout(attempt.timer);
+    attempt.controller.abort();
+    attempt.wake();
   }
 
   async #close(): Promise<void> {
@@ -755,6 +808,9 @@ export class ToolRegistry {
     if (this.#debounceTimer) clearTimeout(this.#debounceTimer);
     if (this.#expiryTimer) clearTimeout(this.#expiryTimer);
     this.#debounceTimer = this.#expiryTimer = undefined;
+    // A hung build must neither hold up close (nor a start waiting for it) nor keep the process
+    // alive with its timer.
+    for (const [source, attempt] of [...this.#attempts]) this.#dropAttempt(source, attempt);
     await this.#started?.catch(() => undefined);
     await this.#subscription?.unsubscribe().catch(() => undefined);
     await this.#rebuilding?.catch(() => undefined);
