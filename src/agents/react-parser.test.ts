@@ -103,6 +103,30 @@ describe('StreamingReActParser', () => {
     }
   });
 
+  test('streamed answer pieces join to the parsed answer: blank lines kept, outer fences dropped', () => {
+    const replies: [string, string][] = [
+      [
+        'Thought: plan\n\nit\nFinal Answer: Para one.\n\nPara two:\n\n\n- item\n\n',
+        'Para one.\n\nPara two:\n\n\n- item',
+      ],
+      ['```\nThought: t\nFinal Answer: 42\n```', '42'],
+      ['Thought: t\nFinal Answer: ```json\n{"a": 1}\n```\n', '{"a": 1}'],
+      ['Thought: t\nFinal Answer: Run:\n```sh\nls\n```', 'Run:\n```sh\nls\n```'],
+    ];
+    for (const [reply, answer] of replies) {
+      for (const size of [1, 2, 3, 7, 1000]) {
+        const parser = new StreamingReActParser();
+        const chunks: ReActChunk[] = [];
+        for (let i = 0; i < reply.length; i += size) chunks.push(...parser.push(reply.slice(i, i + size)));
+        const { chunks: rest, step } = parser.finish();
+        chunks.push(...rest);
+        assert.deepEqual(step, { type: 'final', thought: step.thought, answer });
+        assert.equal(joined(chunks, 'answer'), answer, `${JSON.stringify(reply)}, chunk size ${size}`);
+        assert.equal(joined(chunks, 'thought'), step.thought, `${JSON.stringify(reply)}, chunk size ${size}`);
+      }
+    }
+  });
+
   test('holds back a marker split across chunks and emits a thought before the reply ends', () => {
     const parser = new StreamingReActParser();
     assert.deepEqual(parser.push('Thought: abc'), [{ kind: 'thought', text: 'abc' }]);

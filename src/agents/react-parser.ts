@@ -219,6 +219,11 @@ export interface ReActChunk {
 
 const MARKER_PREFIXES = MARKERS.map((m) => `${m}:`);
 
+/** True while `line` could still become a fence line (an empty line too) once more text arrives. */
+function partialFence(line: string): boolean {
+  return /^[ \t]*(?:`{1,3}[\w-]*)?$/.test(line);
+}
+
 /** True while `line` could still become a marker line once more text arrives. */
 function couldBeMarker(line: string): boolean {
   const normalized = line.replace(/^[ \t]*(?:\*\*)?/, '').toLowerCase();
@@ -248,7 +253,16 @@ export class StreamingReActParser {
   #classified = false;
   #section: Marker | 'none' = 'none';
   #sectionHasText = false;
-  #atLineStart = false;
+  /**
+   * Text held since the section's last emitted piece: line ends (so blank lines between paragraphs
+   * stay) and, in the answer, fence lines (the reply's closing outer fence is not part of the answer).
+   * Emitted before the section's next piece.
+   */
+  #pending = '';
+  /** The current line is a code fence line. */
+  #fenceLine = false;
+  /** The answer opened with a fence line (dropped), so its closing fence is not part of it either. */
+  #answerFenced = false;
   #done = false;
 
   /** The whole text received so far. */
@@ -265,6 +279,19 @@ export class StreamingReActParser {
   /** Ends the stream: flushes held text (as {@link push} would) and parses the whole reply. */
   finish(): { chunks: ReActChunk[]; step: ReActStep } {
     const chunks = this.#scan(true);
+    if (this.#section === 'final answer' && !this.#done && this.#pending.trim() !== '') {
+      // Held fence lines end the answer, except the closing fence of a reply wrapped in one, which
+      // parseReActResponse strips too.
+      let held = this.#pending.trimEnd();
+      let outer =
+        (this.#answerFenced ? 1 : 0) +
+        (FENCE_LINE.test(this.#text.trim().split(/\r?\n/)[0] as string) ? 1 : 0);
+      for (; outer > 0 && FENCE_LINE.test(held.slice(held.lastIndexOf('\n') + 1)); outer--) {
+        held = held.slice(0, Math.max(0, held.lastIndexOf('\n'))).trimEnd();
+      }
+      if (held.trim() !== '') chunks.push({ kind: 'answer', text: held });
+      this.#pending = '';
+    }
     return { chunks, step: parseReActResponse(this.#text) };
   }
 
@@ -278,15 +305,22 @@ export class StreamingReActParser {
       if (!this.#classified) {
         const found = this.#section === 'final answer' ? undefined : markerOf(line);
         if (this.#section === 'final answer') {
+          if (!complete && !final && partialFence(line)) break; // undecided: a fence may still be forming
+          this.#fenceLine = FENCE_LINE.test(line);
           this.#emitted = this.#lineStart;
         } else if (found) {
+          const rest = line.slice(found.rest);
+          const answer = found.marker === 'final answer';
+          if (answer && !complete && !final && partialFence(rest)) break; // `Final Answer: ``` ` may follow
           this.#enter(found.marker);
           if (this.#done) break;
+          this.#fenceLine = answer && FENCE_LINE.test(rest);
           this.#emitted = this.#lineStart + found.rest;
-        } else if (!complete && !final && (couldBeMarker(line) || /^[ \t]*`{1,3}[\w-]*$/.test(line))) {
+        } else if (!complete && !final && (couldBeMarker(line) || partialFence(line))) {
           break; // undecided: a marker or a fence may still be forming
         } else {
-          this.#emitted = FENCE_LINE.test(line) ? lineEnd : this.#lineStart; // a fence line is not content
+          this.#fenceLine = FENCE_LINE.test(line);
+          this.#emitted = this.#fenceLine ? lineEnd : this.#lineStart; // a fence line is not content
         }
         this.#classified = true;
       }
@@ -297,18 +331,25 @@ export class StreamingReActParser {
             ? 'answer'
             : undefined;
       let piece = this.#text.slice(this.#emitted, lineEnd).replace(/\r$/, '');
-      if (!this.#sectionHasText) piece = piece.trimStart();
-      if (kind && piece !== '') {
-        out.push({ kind, text: (this.#sectionHasText && this.#atLineStart ? '\n' : '') + piece });
+      if (!this.#sectionHasText && this.#pending === '') piece = piece.trimStart();
+      if (kind === 'answer' && this.#fenceLine && !this.#sectionHasText && this.#pending.trim() === '') {
+        this.#answerFenced = true; // a fence opening the answer is dropped, as parseReActResponse does
+      } else if (kind === 'answer' && this.#fenceLine) {
+        this.#pending += piece; // held until text follows it (see #pending)
+      } else if (kind && piece !== '') {
+        out.push({ kind, text: this.#pending + piece });
         this.#sectionHasText = true;
-        this.#atLineStart = false;
+        this.#pending = '';
       }
       this.#emitted = lineEnd;
       if (!complete) break;
       this.#lineStart = newline + 1;
       this.#emitted = this.#lineStart;
       this.#classified = false;
-      this.#atLineStart = true;
+      // A fence line skipped in a thought leaves no blank line behind (parseReActResponse drops it too).
+      const skipped = this.#fenceLine && (kind !== 'answer' || (this.#answerFenced && !this.#sectionHasText));
+      if (!skipped && (this.#sectionHasText || this.#pending !== '')) this.#pending += '\n';
+      this.#fenceLine = false;
     }
     return out;
   }
@@ -324,6 +365,7 @@ export class StreamingReActParser {
     }
     this.#section = marker;
     this.#sectionHasText = false;
-    this.#atLineStart = false;
+    this.#pending = '';
+    this.#fenceLine = false;
   }
 }
