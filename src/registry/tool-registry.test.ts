@@ -687,6 +687,25 @@ describe('ToolRegistry: a tool whose build never finishes', () => {
 });
 
 describe('ToolRegistry: lifecycle', () => {
+  test('retryMs and debounceMs that would spin are refused with invalid-config naming the option', () => {
+    // A retryMs of 0 (or NaN, or beyond setTimeout's maximum) re-watched a failing store about every
+    // millisecond, burning a core while the store was down.
+    const store = new MemoryConfigStore();
+    for (const retryMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
+      assert.throws(() => new ToolRegistry({ store, retryMs }), {
+        code: 'invalid-config',
+        message: /'retryMs' must be a positive number of milliseconds/,
+      });
+    }
+    for (const debounceMs of [-1, Number.NaN, 2 ** 31]) {
+      assert.throws(() => new ToolRegistry({ store, debounceMs }), {
+        code: 'invalid-config',
+        message: /'debounceMs' must be 0 or a positive number of milliseconds/,
+      });
+    }
+    new ToolRegistry({ store, retryMs: 1, debounceMs: 0 }).close();
+  });
+
   test('start with an aborted signal rejects with cancelled; close is idempotent', async () => {
     const store = new MemoryConfigStore();
     const registry = new ToolRegistry({ store });

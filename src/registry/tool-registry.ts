@@ -62,7 +62,10 @@ export interface ToolRegistryOptions {
   clients?: ToolServiceClientCache;
   /** Changes arriving within this time are applied together. @default DEFAULT_REGISTRY_DEBOUNCE_MS (25) */
   debounceMs?: number;
-  /** Wait before re-watching a failed store. @default DEFAULT_REGISTRY_RETRY_MS (1000) */
+  /**
+   * Wait before re-watching a failed store; a positive number of ms (the constructor throws
+   * `invalid-config` otherwise). @default DEFAULT_REGISTRY_RETRY_MS (1000)
+   */
   retryMs?: number;
   /** The clock for announcement time-to-live, in epoch milliseconds. @default Date.now */
   now?: () => number;
@@ -202,8 +205,12 @@ export class ToolRegistry {
     this.#bus = options.bus;
     this.#model = options.model;
     this.#useAnnouncements = options.announcements ?? options.bus !== undefined;
-    this.#debounceMs = options.debounceMs ?? DEFAULT_REGISTRY_DEBOUNCE_MS;
-    this.#retryMs = options.retryMs ?? DEFAULT_REGISTRY_RETRY_MS;
+    this.#debounceMs = checkDelay(
+      'debounceMs',
+      options.debounceMs ?? DEFAULT_REGISTRY_DEBOUNCE_MS,
+      'zero-ok',
+    );
+    this.#retryMs = checkDelay('retryMs', options.retryMs ?? DEFAULT_REGISTRY_RETRY_MS, 'positive');
     this.#buildTimeoutMs = options.buildTimeoutMs ?? DEFAULT_REGISTRY_BUILD_TIMEOUT_MS;
     if (!(this.#buildTimeoutMs > 0)) {
       throw new ToolbusError(
@@ -821,6 +828,20 @@ export class ToolRegistry {
 
 function sorted<V>(map: Map<string, V> | undefined): [string, V][] {
   return [...(map ?? new Map<string, V>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * A delay setTimeout honours: NaN, a negative one or one beyond its maximum fires after about 1 ms, so
+ * a retryMs like that re-watched a failing store in a tight loop.
+ */
+function checkDelay(name: string, value: number, zero: 'zero-ok' | 'positive'): number {
+  const low = zero === 'zero-ok' ? value >= 0 : value > 0;
+  if (typeof value === 'number' && low && value <= MAX_TIMER_MS) return value;
+  throw new ToolbusError(
+    'invalid-config',
+    `ToolRegistry: option '${name}' must be ${zero === 'zero-ok' ? '0 or ' : ''}a positive number of ` +
+      `milliseconds (at most ${MAX_TIMER_MS}), got ${String(value)}`,
+  );
 }
 
 function toConfig(items: ConfigItem[]): Map<string, Map<string, StoredItem>> {
