@@ -127,6 +127,19 @@ describe('StreamingReActParser', () => {
     }
   });
 
+  test('**bold** markers are recognised whatever the chunking', () => {
+    for (const reply of ['**Thought:** t\n**Final Answer:** 4', '**Thought**: t\n**Final Answer**: 4']) {
+      for (let size = 1; size <= reply.length; size++) {
+        const parser = new StreamingReActParser();
+        const chunks: ReActChunk[] = [];
+        for (let i = 0; i < reply.length; i += size) chunks.push(...parser.push(reply.slice(i, i + size)));
+        chunks.push(...parser.finish().chunks);
+        assert.equal(joined(chunks, 'thought'), 't', `${JSON.stringify(reply)}, chunk size ${size}`);
+        assert.equal(joined(chunks, 'answer'), '4', `${JSON.stringify(reply)}, chunk size ${size}`);
+      }
+    }
+  });
+
   test('holds back a marker split across chunks and emits a thought before the reply ends', () => {
     const parser = new StreamingReActParser();
     assert.deepEqual(parser.push('Thought: abc'), [{ kind: 'thought', text: 'abc' }]);

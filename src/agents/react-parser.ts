@@ -226,10 +226,11 @@ function partialFence(line: string): boolean {
 
 /** True while `line` could still become a marker line once more text arrives. */
 function couldBeMarker(line: string): boolean {
-  const normalized = line.replace(/^[ \t]*(?:\*\*)?/, '').toLowerCase();
+  // `*` alone may become `**`, and `**Thought*` may become `**Thought**:`.
+  const normalized = line.replace(/^[ \t]*\*{0,2}/, '').toLowerCase();
   if (normalized === '') return true;
   return MARKER_PREFIXES.some(
-    (m) => m.startsWith(normalized) || m.startsWith(normalized.replace(/\*\*$/, '')),
+    (m) => m.startsWith(normalized) || m.startsWith(normalized.replace(/\*{1,2}$/, '')),
   );
 }
 
@@ -311,6 +312,8 @@ export class StreamingReActParser {
         } else if (found) {
           const rest = line.slice(found.rest);
           const answer = found.marker === 'final answer';
+          // `**Thought:` may still get its closing `**`, which belongs to the marker, not the text.
+          if (!complete && !final && /^\*?$/.test(rest) && /^[ \t]*\*\*/.test(line)) break;
           if (answer && !complete && !final && partialFence(rest)) break; // `Final Answer: ``` ` may follow
           this.#enter(found.marker);
           if (this.#done) break;
