@@ -265,6 +265,33 @@ describe('OpenAIChatCompletionClient: JSON responses', () => {
     assert.deepEqual(client.totalUsage(), { promptTokens: 0, completionTokens: 0 });
   });
 
+  test('maxTokens goes to OpenAI as max_completion_tokens (its reasoning models reject max_tokens), elsewhere as max_tokens', async (t) => {
+    const { server, client: local } = await setup(t, { maxTokens: 50 });
+    // OpenAI itself, reached through a fetch that sends its requests to the local server.
+    const openai = new OpenAIChatCompletionClient({
+      model: 'o3-mini',
+      baseURL: 'https://api.openai.com/v1',
+      apiKey: 'sk-test',
+      maxTokens: 60,
+      fetch: (input, init) =>
+        fetch(
+          String(input instanceof Request ? input.url : input).replace(
+            'https://api.openai.com/v1',
+            server.baseURL,
+          ),
+          init,
+        ),
+    });
+    t.after(() => openai.close());
+    server.reply({ json: chatCompletion({ content: 'a' }) }, { json: chatCompletion({ content: 'b' }) });
+    await local.create([question()]);
+    await openai.create([question()]);
+    assert.equal(server.requests[0]?.body?.max_tokens, 50);
+    assert.equal(server.requests[0]?.body?.max_completion_tokens, undefined);
+    assert.equal(server.requests[1]?.body?.max_completion_tokens, 60);
+    assert.equal(server.requests[1]?.body?.max_tokens, undefined);
+  });
+
   test('jsonOutput asks for a JSON object', async (t) => {
     const { server, client } = await setup(t);
     server.reply({ json: chatCompletion({ content: '{"a":1}' }) });

@@ -100,7 +100,10 @@ export interface OpenAIChatCompletionClientOptions {
   temperature?: number;
   /** Sent as `top_p`. @default undefined */
   topP?: number;
-  /** Sent as `max_tokens`. @default undefined */
+  /**
+   * The output token limit. Sent to OpenAI as `max_completion_tokens` (its reasoning models, o-series and
+   * gpt-5, reject `max_tokens`), to other servers as `max_tokens`. @default undefined
+   */
   maxTokens?: number;
   /** Extra fields merged into every request body (provider extensions). @default {} */
   extraBody?: Record<string, unknown>;
@@ -222,7 +225,11 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     const body: Record<string, unknown> = { ...options.extraBody };
     if (options.temperature !== undefined) body.temperature = options.temperature;
     if (options.topP !== undefined) body.top_p = options.topP;
-    if (options.maxTokens !== undefined) body.max_tokens = options.maxTokens;
+    if (options.maxTokens !== undefined) {
+      // OpenAI deprecated `max_tokens` and its reasoning models reject it; other servers may not know
+      // the newer name (Ollama, older vLLM), so they keep the old one.
+      body[baseURL === DEFAULT_OPENAI_BASE_URL ? 'max_completion_tokens' : 'max_tokens'] = options.maxTokens;
+    }
     this.#options = {
       model: options.model,
       baseURL,
