@@ -244,6 +244,22 @@ describe('ToolUseAgent', () => {
     );
   });
 
+  test("the reasoning behind the final answer (a reasoning model's thought) is emitted as a thought event", async () => {
+    const model = new ScriptedChatCompletionClient([{ content: 'It is 2.', thought: 'One plus one.' }]);
+    const events: AgentEvent[] = [];
+    const answer = await new ToolUseAgent({ model, tools: [add] }).run('1+1?', {
+      onEvent: (e) => events.push(e),
+    });
+    assert.equal(answer, 'It is 2.');
+    assert.deepEqual(
+      events.map((e) => [e.type, e.content]),
+      [
+        ['thought', 'One plus one.'],
+        ['answer', 'It is 2.'],
+      ],
+    );
+  });
+
   test('a model failure rejects with its error after an error event', async () => {
     const model = new ScriptedChatCompletionClient([
       () => {

@@ -136,8 +136,9 @@ export class ToolUseAgent implements RunnableAgent {
 
   /**
    * Runs until the model answers in text, or `maxIterations` steps. Resolves with the answer (or, when the
-   * limit is hit without `reflect`, a message saying so). Events report each thought, tool result and the
-   * answer; thoughts and answers are whole (the `streaming` option does not split them).
+   * limit is hit without `reflect`, a message saying so). Events report each thought (text beside tool
+   * calls, or a reasoning model's thinking), tool result and the answer; thoughts and answers are whole
+   * (the `streaming` option does not split them).
    *
    * Rejects with `cancelled` or `timeout` when the signal aborts (tool calls in flight are aborted too),
    * and with the model client's error (`model-error`, `rate-limited`, …) when the model fails; an `error`
@@ -160,6 +161,10 @@ export class ToolUseAgent implements RunnableAgent {
         iteration++;
         const result = await this.#create(session, o.tools.list(), signal);
         if (typeof result.content === 'string') {
+          // A reasoning model's thinking behind the answer; without this event it was lost to listeners.
+          const reasoning = result.thought?.trim();
+          if (reasoning)
+            emit(onEvent, { type: 'thought', content: reasoning, endOfMessage: true, iteration });
           checkAnswer(result);
           emit(onEvent, {
             type: 'answer',
