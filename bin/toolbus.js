@@ -13,7 +13,8 @@ const built = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const args = existsSync(source) ? ['--import', import.meta.resolve('tsx'), source] : [built];
 const child = spawn(process.execPath, [...args, ...process.argv.slice(2)], { stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  // Ctrl-C reaches the child through the terminal's process group too; forwarding is harmless then.
+  // Ctrl-C reaches the child through the terminal's process group too, so it may see it twice: the CLI
+  // counts two signals within half a second as one (src/cli/main.ts).
   process.on(signal, () => child.kill(signal));
 }
 // A child killed by a signal exits as a shell reports it: 128 + the signal's number (137 for SIGKILL,

@@ -115,15 +115,36 @@ function errorText(value: unknown): string {
   return value instanceof Error ? value.message : String(value);
 }
 
+/** Signals closer together than this are one event delivered twice (see {@link signalHandler}). */
+export const DUPLICATE_SIGNAL_MS = 500;
+
+/**
+ * What the CLI does on SIGINT, SIGTERM and SIGHUP: the first aborts `controller` (commands stop
+ * cleanly); a second one, later, exits 130 at once. One Ctrl-C can arrive twice, from the terminal (to
+ * the whole process group) and passed on by bin/toolbus.js, so a repeat within
+ * {@link DUPLICATE_SIGNAL_MS} counts as the same press.
+ */
+export function signalHandler(
+  controller: AbortController,
+  exit: (code: number) => void,
+  now: () => number = Date.now,
+): (signal: NodeJS.Signals) => void {
+  let firstAt: number | undefined;
+  return (signal) => {
+    const at = now();
+    if (firstAt === undefined) {
+      firstAt = at;
+      controller.abort(new Error(`received ${signal}`));
+    } else if (at - firstAt >= DUPLICATE_SIGNAL_MS) {
+      exit(130);
+    }
+  };
+}
+
 const isEntry = isMainScript();
 if (isEntry) {
   const controller = new AbortController();
-  let interrupts = 0;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    interrupts++;
-    if (interrupts > 1) process.exit(130);
-    controller.abort(new Error(`received ${sig}`));
-  };
+  const onSignal = signalHandler(controller, (code) => process.exit(code));
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   // A closed terminal or SSH session (and bin/toolbus.js passing it on): stop cleanly too, instead of
