@@ -411,6 +411,20 @@ describe('OpenAIChatCompletionClient: streaming', () => {
       collect(client.createStream([question()])),
       rejectsWith('model-error', /the provider said: upstream model overloaded/),
     );
+    // The same body labelled as an event stream, and a proxy's page: quoted, not lost.
+    server.reply({
+      json: { error: { message: 'quota exhausted for this key' } },
+      headers: { 'content-type': 'text/event-stream' },
+    });
+    await assert.rejects(
+      collect(client.createStream([question()])),
+      rejectsWith('model-error', /the provider said: quota exhausted for this key/),
+    );
+    server.reply({ json: 'Bad Gateway', headers: { 'content-type': 'text/html' } });
+    await assert.rejects(
+      collect(client.createStream([question()])),
+      rejectsWith('model-error', /ended before the model finished .*not an event stream: "Bad Gateway"/),
+    );
     // A server that ignores `stream: true` and sends the whole completion still gives the answer.
     server.reply({
       json: chatCompletion({ content: 'Hello!', usage: { prompt_tokens: 3, completion_tokens: 2 } }),

@@ -292,8 +292,9 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
   /**
    * Streams a completion: yields answer text as it arrives, then the {@link CreateResult}. Leaving the
    * loop early aborts the HTTP request. Failures before the first chunk are retried like `create`. A
-   * server that answers with JSON instead of an event stream is read like `create`: its error body is a
-   * `model-error` quoting the provider, a whole completion is yielded as one chunk and the result.
+   * response with no events (JSON instead of an event stream, whatever its content type) is read like
+   * `create`: an error body is a `model-error` quoting the provider, a whole completion is yielded as one
+   * chunk and the result.
    */
   async *createStream(
     messages: readonly LLMMessage[],
@@ -308,34 +309,33 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
           .create(body as unknown as ChatCompletionCreateParams, { signal: scope.signal })
           .withResponse(),
       );
-      // A JSON body is not an event stream: the SDK would read no events from it and the user saw only
-      // "the stream ended" while the provider's error (sent with a 200) was lost. Read it as a completion.
-      if (/\bapplication\/json\b/i.test(response.headers.get('content-type') ?? '')) {
-        let completion: unknown;
+      // A body that is not an event stream (a provider's JSON error sent with a 200, whatever its
+      // content type) gives the SDK no events, and the user saw only "the stream ended" while the
+      // provider's message was lost. Such a body is read whole, like `create` reads it.
+      const isJson = /\bapplication\/json\b/i.test(response.headers.get('content-type') ?? '');
+      let raw: Response | undefined = isJson ? response : response.clone();
+      const assembler = new StreamAssembler(prepared.decode);
+      if (!isJson) {
         try {
-          completion = await response.json();
+          for await (const chunk of data as unknown as AsyncIterable<ChatCompletionChunk>) {
+            if (raw) void dropBody(raw); // an event arrived: the copy is not needed
+            raw = undefined;
+            const text = assembler.push(chunk);
+            if (text !== undefined) yield text;
+            if (scope.signal.aborted) break;
+          }
         } catch (error) {
           throw toModelError(error, scope.context);
         }
-        const result = parseCompletion(this.#checked(completion as ChatCompletion), prepared.decode);
-        this.#total = addUsage(this.#total, result.usage);
+        // The SDK ends an aborted stream quietly; the abort reason says whether it was a cancel or the deadline.
+        if (scope.signal.aborted) throw abortError(scope.signal, `model '${this.#options.model}'`);
+      }
+      if (raw) {
+        const result = await this.#whole(raw, scope, prepared);
         if (typeof result.content === 'string' && result.content !== '') yield result.content;
         yield result;
         return;
       }
-      const stream = data as unknown as AsyncIterable<ChatCompletionChunk>;
-      const assembler = new StreamAssembler(prepared.decode);
-      try {
-        for await (const chunk of stream) {
-          const text = assembler.push(chunk);
-          if (text !== undefined) yield text;
-          if (scope.signal.aborted) break;
-        }
-      } catch (error) {
-        throw toModelError(error, scope.context);
-      }
-      // The SDK ends an aborted stream quietly; the abort reason says whether it was a cancel or the deadline.
-      if (scope.signal.aborted) throw abortError(scope.signal, `model '${this.#options.model}'`);
       if (!assembler.finished) {
         throw new ModelError(
           'model-error',
@@ -351,6 +351,40 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     } finally {
       scope.dispose();
     }
+  }
+
+  /**
+   * A stream request's response that carried no events, read whole: a completion is the result, an error
+   * body a `model-error` quoting the provider.
+   */
+  async #whole(response: Response, scope: CallScope, prepared: Prepared): Promise<CreateResult> {
+    const model = this.#options.model;
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw toModelError(error, scope.context);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      const shown = text.trim();
+      // An event stream without events (or only `[DONE]`), or something else entirely (a proxy's page).
+      const sse = shown === '' || /^(?:data|event|id|retry)?:/.test(shown);
+      throw new ModelError(
+        'model-error',
+        `model '${model}': the stream ended before the model finished (no finish_reason)` +
+          (sse ? '' : `; the response was not an event stream: ${shown.slice(0, 400)}`),
+        { model },
+      );
+    }
+    const result = parseCompletion(this.#checked(body as ChatCompletion), prepared.decode);
+    this.#total = addUsage(this.#total, result.usage);
+    return result;
   }
 
   /** Usage summed over every completed request. */
@@ -583,4 +617,13 @@ function toWireToolChoice(
     `${who}: toolChoice names tool '${choice.name}', which is not among the tools offered: ` +
       `${[...toolbusByWire.values()].map((n) => `'${n}'`).join(', ')}`,
   );
+}
+
+/** Discards a response body no one will read. */
+async function dropBody(response: Response): Promise<void> {
+  try {
+    await response.body?.cancel();
+  } catch {
+    // already closed or errored: nothing to release
+  }
 }
