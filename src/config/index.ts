@@ -10,7 +10,7 @@ export type {
   ConfigWatchOptions,
 } from './config-store.js';
 export { MemoryConfigStore, checkRevision } from './memory-config-store.js';
-export { parseJsonValue, toJsonValue, toConfigValue } from './json-value.js';
+export { parseJsonValue, parseStoredValue, toJsonValue, toConfigValue } from './json-value.js';
 export type { ParseJsonValueOptions } from './json-value.js';
 export { ChangeQueue, DEFAULT_WATCH_BUFFER } from './change-queue.js';
 export type { ChangeQueueOptions } from './change-queue.js';

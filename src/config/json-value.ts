@@ -80,3 +80,21 @@ export function toConfigValue(type: string, key: string, value: unknown): JsonVa
   const what = `config item '${type}/${key}'`;
   return typeof value === 'string' ? parseJsonValue(value, { what }) : toJsonValue(value, { what });
 }
+
+/**
+ * Parses an item's value as a store read it back. Text that is not JSON was written around toolbus
+ * (`writtenWith` says how, e.g. `'nats kv put'`): the error names the item and how to repair it.
+ * @throws ToolbusError `store-error`.
+ */
+export function parseStoredValue(text: string, type: string, key: string, writtenWith: string): JsonValue {
+  try {
+    return parseJsonValue(text, { what: `config item '${type}/${key}'` });
+  } catch (error) {
+    throw new ToolbusError(
+      'store-error',
+      `${(error as Error).message}. It was written around toolbus (e.g. with ${writtenWith}); write it ` +
+        `again with 'toolbus config put ${type}/${key}' or delete it`,
+      { cause: error },
+    );
+  }
+}

@@ -21,7 +21,7 @@ import {
   DEFAULT_WATCH_BUFFER,
   assertConfigName,
   checkRevision,
-  parseJsonValue,
+  parseStoredValue,
   toConfigValue,
   type ConfigChange,
   type ConfigItem,
@@ -183,7 +183,12 @@ export class NatsKvConfigStore implements ConfigStore {
       const entry = await kv.get(toKvKey(type, key));
       if (entry === null || entry.operation !== 'PUT') return undefined;
       this.#see(entry.revision);
-      return { type, key, value: parseStored(entry.string(), type, key), revision: entry.revision };
+      return {
+        type,
+        key,
+        value: parseStoredValue(entry.string(), type, key, "'nats kv put'"),
+        revision: entry.revision,
+      };
     } catch (error) {
       throw storeError(error, `cannot read config item '${type}/${key}'`);
     }
@@ -206,7 +211,7 @@ export class NatsKvConfigStore implements ConfigStore {
           this.#see(entry.revision);
           return {
             ...name,
-            value: parseStored(entry.string(), name.type, name.key),
+            value: parseStoredValue(entry.string(), name.type, name.key, "'nats kv put'"),
             revision: entry.revision,
           };
         }),
@@ -285,7 +290,7 @@ export class NatsKvConfigStore implements ConfigStore {
           if (entry.operation === 'PUT') {
             // Text that is not JSON (e.g. a typo in `nats kv put`) fails the watch naming the item, as
             // list() does: skipping it would leave watchers on the item's old value without a word.
-            const value = parseStored(entry.string(), name.type, name.key);
+            const value = parseStoredValue(entry.string(), name.type, name.key, "'nats kv put'");
             queue.push({ kind: 'put', ...name, value, revision: entry.revision });
           } else if (entry.isUpdate || !options.includeExisting) {
             // A delete marker among the existing items is an absent item, not a change.
@@ -356,19 +361,6 @@ function isConnection(value: NatsConnection | KV): value is NatsConnection {
 function isConflict(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return code === WRONG_LAST_SEQUENCE || /wrong last sequence/i.test(String((error as Error).message));
-}
-
-function parseStored(text: string, type: string, key: string): JsonValue {
-  try {
-    return parseJsonValue(text, { what: `config item '${type}/${key}'` });
-  } catch (error) {
-    throw new ToolbusError(
-      'store-error',
-      `${(error as Error).message}. It was written around toolbus (e.g. with 'nats kv put'); write it ` +
-        `again with 'toolbus config put ${type}/${key}' or delete it`,
-      { cause: error },
-    );
-  }
 }
 
 function compare(a: string, b: string): number {

@@ -11,7 +11,7 @@ import {
   ChangeQueue,
   assertConfigName,
   checkRevision,
-  parseJsonValue,
+  parseStoredValue,
   toConfigValue,
   type ConfigChange,
   type ConfigItem,
@@ -340,7 +340,7 @@ export class SqliteConfigStore implements ConfigStore {
                   kind: 'put',
                   type: row.type,
                   key: row.key,
-                  value: parseStored(row.value ?? 'null', row.type, row.key),
+                  value: parseStoredValue(row.value ?? 'null', row.type, row.key, 'sqlite3'),
                   revision: row.revision,
                 }
               : { kind: 'delete', type: row.type, key: row.key, revision: row.revision };
@@ -380,23 +380,9 @@ function toItem(row: Row): ConfigItem {
   return {
     type: row.type,
     key: row.key,
-    value: parseStored(row.value, row.type, row.key),
+    value: parseStoredValue(row.value, row.type, row.key, 'sqlite3'),
     revision: row.revision,
   };
-}
-
-/** Parses a stored value; text that is not JSON (written around toolbus) names the item and the fix. */
-function parseStored(text: string, type: string, key: string): JsonValue {
-  try {
-    return parseJsonValue(text, { what: `config item '${type}/${key}'` });
-  } catch (error) {
-    throw new ToolbusError(
-      'store-error',
-      `${(error as Error).message}. It was written around toolbus (e.g. with sqlite3); write it again ` +
-        `with 'toolbus config put ${type}/${key}' or delete it`,
-      { cause: error },
-    );
-  }
 }
 
 /** `device:inode` of the file at `path`, or undefined when there is none. */
