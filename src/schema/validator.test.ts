@@ -148,6 +148,20 @@ describe('a property the schema does not allow', () => {
     ]);
   });
 
+  test('raw JSON Schema 2020-12 (unevaluatedProperties: false): the same issue, names from allOf too', async () => {
+    const validate = createValidator({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { topic: { type: 'string' } },
+      allOf: [{ properties: { n: { type: 'number' } } }],
+      unevaluatedProperties: false,
+    });
+    const bad = await check(validate({ topic: 'x', top: 'cats' }));
+    assert.deepEqual(!bad.ok && bad.issues, [
+      { path: 'top', message: 'is not an allowed property', received: 'string', allowed: ['topic', 'n'] },
+    ]);
+  });
+
   test('zod strict object: one issue per unknown key, each with the allowed names', async () => {
     const validate = createValidator(
       z.strictObject({ topic: z.string(), inner: z.strictObject({ a: z.number() }).optional() }),

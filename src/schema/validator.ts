@@ -279,6 +279,12 @@ function fromAjv(errors: AjvError[], input: unknown, root: JsonObject): Validati
         issues.push(notAllowed(segments, String(params['additionalProperty']), input, root));
         break;
       }
+      // The 2020-12 way to close an object (it sees properties declared in allOf/$ref branches too):
+      // the same issue, not Ajv's "must NOT have unevaluated properties" about the whole object.
+      case 'unevaluatedProperties': {
+        issues.push(notAllowed(segments, String(params['unevaluatedProperty']), input, root));
+        break;
+      }
       case 'type':
         issues.push({
           path: formatPath(segments),
