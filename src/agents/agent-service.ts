@@ -100,7 +100,10 @@ export class AgentService {
   #starting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  /** @throws ToolbusError `invalid-config` for an invalid queue name or a non-positive concurrency. */
+  /**
+   * @throws ToolbusError `invalid-config` for an invalid queue name, a `concurrency` that is not a
+   * positive integer, or a `maxQueued` that is not an integer >= 0.
+   */
   constructor(options: AgentServiceOptions) {
     this.#bus = options.bus;
     this.#agent = options.agent;
@@ -114,7 +117,14 @@ export class AgentService {
     if (!Number.isInteger(this.#concurrency) || this.#concurrency < 1) {
       throw new ToolbusError(
         'invalid-config',
-        `AgentService: 'concurrency' must be a positive integer, got ${this.#concurrency}`,
+        `AgentService: 'concurrency' must be a positive integer, got ${String(this.#concurrency)}`,
+      );
+    }
+    // A negative or NaN limit would answer too-many-requests to every request beyond `concurrency`.
+    if (!Number.isInteger(this.#maxQueued) || this.#maxQueued < 0) {
+      throw new ToolbusError(
+        'invalid-config',
+        `AgentService: 'maxQueued' must be an integer >= 0, got ${String(this.#maxQueued)}`,
       );
     }
     this.#hooks = { ...options.hooks };

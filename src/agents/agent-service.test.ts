@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemoryBus } from '../bus/index.js';
+import { ToolbusError } from '../tools/index.js';
+import type { RunnableAgent } from './agent.js';
+import { AgentService } from './agent-service.js';
+
+const agent: RunnableAgent = { run: () => Promise.resolve('ok') };
+
+const invalidConfig = (option: string) => (error: unknown) =>
+  error instanceof ToolbusError &&
+  error.code === 'invalid-config' &&
+  error.message.includes(`'${option}'`) &&
+  /integer/.test(error.message);
+
+test('AgentService refuses a maxQueued that would reject every request beyond concurrency', () => {
+  const bus = new MemoryBus();
+  for (const maxQueued of [-1, Number.NaN, 1.5, Number.POSITIVE_INFINITY, '4' as unknown as number]) {
+    assert.throws(
+      () => new AgentService({ bus, agent, maxQueued }),
+      invalidConfig('maxQueued'),
+      `maxQueued ${String(maxQueued)}`,
+    );
+  }
+  for (const concurrency of [0, -2, Number.NaN, 2.5]) {
+    assert.throws(() => new AgentService({ bus, agent, concurrency }), invalidConfig('concurrency'));
+  }
+  // 0 is valid: no queue, answer too-many-requests beyond concurrency.
+  assert.ok(new AgentService({ bus, agent, maxQueued: 0 }));
+  assert.ok(new AgentService({ bus, agent, maxQueued: 3, concurrency: 2 }));
+});
