@@ -614,6 +614,7 @@ export class DynamicToolService {
   #run(call: Call): void {
     this.#running.set(call.id, call);
     let result: unknown;
+    let thenable: boolean;
     try {
       if (call.abortReason) throw call.abortReason;
       const context = new InvokeContext(call, this.#sendChunk);
@@ -621,23 +622,26 @@ export class DynamicToolService {
       result = invoke
         ? invoke(call.user, call.config, call.args, context)
         : this.invoke(call.user, call.config, call.args, context);
+      // Inside the try: a `then` getter may throw too.
+      thenable =
+        result !== null &&
+        (typeof result === 'object' || typeof result === 'function') &&
+        typeof (result as PromiseLike<unknown>).then === 'function';
     } catch (error) {
       this.#finish(call, undefined, error, true);
       return;
     }
     // A synchronous result is answered at once, without a detour through the microtask queue.
-    if (
-      result !== null &&
-      typeof result === 'object' &&
-      typeof (result as PromiseLike<unknown>).then === 'function'
-    ) {
-      (result as PromiseLike<unknown>).then(
-        (value) => this.#finish(call, value, undefined, false),
-        (error: unknown) => this.#finish(call, undefined, error, true),
-      );
-    } else {
+    if (!thenable) {
       this.#finish(call, result, undefined, false);
+      return;
     }
+    // Adopt through a real promise: a foreign thenable's `then` may throw or call back twice, which
+    // would otherwise leave the call running forever (blocking a graceful stop) or finish it twice.
+    Promise.resolve(result).then(
+      (value) => this.#finish(call, value, undefined, false),
+      (error: unknown) => this.#finish(call, undefined, error, true),
+    );
   }
 
   /** The one cleanup of a call (timer, running entry), then its last response, then the next call. */

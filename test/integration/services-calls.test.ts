@@ -803,6 +803,38 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     assert.equal(runs, 2);
   });
 
+  test(
+    'a result whose then() throws (or whose then getter throws) is answered tool-service-error and leaves the running list',
+    { timeout: 5_000 },
+    async (t) => {
+      const results: unknown[] = [
+        {
+          then(): never {
+            throw new Error('then exploded');
+          },
+        },
+        {
+          get then(): never {
+            throw new Error('then getter exploded');
+          },
+        },
+      ];
+      let n = 0;
+      const { client, service } = await setup(t, () => results[n++]);
+      for (const expected of [/then exploded/, /then getter exploded/]) {
+        await assert.rejects(client.call('u', {}, {}), (e: unknown) => {
+          assert.ok(e instanceof RemoteToolError);
+          assert.equal(e.remoteType, 'tool-service-error');
+          assert.match(e.message, expected);
+          return true;
+        });
+      }
+      assert.equal(service.stats().inFlight, 0);
+      // A graceful stop waits for running calls: it finishes only if the calls left the running list.
+      await service.stop();
+    },
+  );
+
   test('bad options fail with invalid-config', () => {
     const bus = new MemoryBus();
     assert.throws(
