@@ -81,10 +81,10 @@ export class NatsKvConfigStore implements ConfigStore {
 
   /**
    * Uses an open NATS connection (the bucket is created if missing) or an opened `KV`.
-   * @throws ToolbusError `invalid-config` for a bad bucket name.
+   * @throws ToolbusError `invalid-config` for a bad bucket name or `maxWatchBuffer`.
    */
   constructor(connectionOrKv: NatsConnection | KV, options: NatsKvConfigStoreOptions = {}) {
-    this.#maxWatchBuffer = options.maxWatchBuffer ?? DEFAULT_WATCH_BUFFER;
+    this.#maxWatchBuffer = checkMaxWatchBuffer(options.maxWatchBuffer ?? DEFAULT_WATCH_BUFFER);
     this.#ownsConnection = options.ownsConnection ?? false;
     this.#bucket = checkBucket(options.bucket ?? DEFAULT_CONFIG_BUCKET);
     let kv: Promise<KV>;
@@ -108,7 +108,8 @@ export class NatsKvConfigStore implements ConfigStore {
 
   /**
    * Connects to NATS, creates or opens the bucket and returns a store that owns the connection.
-   * Rejects with `unavailable` (no server, or JetStream not enabled), `cancelled` on abort.
+   * Rejects with `unavailable` (no server, or JetStream not enabled), `cancelled` on abort,
+   * `invalid-config` (bad bucket name or `maxWatchBuffer`, before connecting).
    */
   static async connect(options: NatsKvConfigStoreConnectOptions): Promise<NatsKvConfigStore> {
     const { signal } = options;
@@ -120,6 +121,8 @@ export class NatsKvConfigStore implements ConfigStore {
           });
     if (signal?.aborted) throw cancelled();
     checkBucket(options.bucket ?? DEFAULT_CONFIG_BUCKET);
+    // Before connecting: the constructor throwing after it would leave the connection open.
+    checkMaxWatchBuffer(options.maxWatchBuffer ?? DEFAULT_WATCH_BUFFER);
     const connection = await connectNats({ ...options, name: options.name ?? 'toolbus-config' });
     const store = new NatsKvConfigStore(connection, {
       bucket: options.bucket,
@@ -351,6 +354,18 @@ function checkBucket(bucket: string): string {
   throw new ToolbusError(
     'invalid-config',
     `KV bucket '${bucket}' is not valid: expected a name of [A-Za-z0-9_-], e.g. 'toolbus-config'`,
+  );
+}
+
+/**
+ * `maxWatchBuffer` must be an integer >= 1: 0 or a negative value fails every watch on its first
+ * buffered change, and NaN never trips the limit, so a stuck consumer buffers without end.
+ */
+function checkMaxWatchBuffer(value: number): number {
+  if (Number.isInteger(value) && value >= 1) return value;
+  throw new ToolbusError(
+    'invalid-config',
+    `NatsKvConfigStore: option 'maxWatchBuffer' must be an integer >= 1, got ${String(value)}`,
   );
 }
 
