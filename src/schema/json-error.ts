@@ -126,7 +126,9 @@ export function findJsonError(text: string): JsonErrorPosition | undefined {
     fail(`unexpected ${describe(i)}; expected a value`);
   };
   try {
-    if (text.charCodeAt(0) === 0xfeff) i = 1;
+    // JSON.parse rejects a leading byte order mark; say so here too, or the scan finds nothing wrong and
+    // the caller points at "the end". Callers that accept one (tool arguments) strip it before parsing.
+    if (text.charCodeAt(0) === 0xfeff) fail('unexpected byte order mark (U+FEFF) at the start; remove it', 0);
     value(0);
     ws();
     if (i < text.length) fail(`unexpected ${describe(i)} after the end of the value`);

@@ -126,6 +126,14 @@ describe('ToolSet error contract: every failure is a result, never a rejection',
     );
   });
 
+  test('argument text starting with a UTF-8 byte order mark is accepted, as without it', async () => {
+    const result = await set.call('add', '\uFEFF{"a": 1, "b": 2}');
+    assert.equal(result.isError, false, result.content);
+    assert.equal(result.content, '3');
+    // An error after the mark is still found where it is.
+    assertError(await set.call('add', '\uFEFF{"a": 1, "b": }'), 'invalid-arguments', 'position 14');
+  });
+
   test('truncated JSON', async () => {
     assertError(
       await set.call('add', '{"a": 1'),

@@ -400,10 +400,13 @@ function parseArguments(
     // Some servers send '' for a tool without arguments: the same fresh object as '{}' (a shared frozen
     // one made a tool that fills in its own defaults fail with "object is not extensible").
     if (args.trim() === '') return {};
+    // A leading UTF-8 byte order mark (sent by some proxies and Windows tooling) is invisible and means
+    // nothing, but JSON.parse rejects it: read the arguments as if it were not there.
+    const text = args.charCodeAt(0) === 0xfeff ? args.slice(1) : args;
     try {
-      value = JSON.parse(args);
+      value = JSON.parse(text);
     } catch (error) {
-      return new ToolError('invalid-arguments', invalidJsonMessage(name, args, error as Error), {
+      return new ToolError('invalid-arguments', invalidJsonMessage(name, text, error as Error), {
         cause: error,
         toolName: name,
       });
