@@ -70,7 +70,7 @@ export interface AnnouncerOptions {
   tools?: readonly JsonObject[];
   /** This instance's id. @default `<service id>-<random uuid>` */
   instanceId?: string;
-  /** How long receivers keep the tools without a heartbeat. @default DEFAULT_ANNOUNCE_TTL_MS (15 000) */
+  /** How long receivers keep the tools without a heartbeat (finite, > 0). @default DEFAULT_ANNOUNCE_TTL_MS (15 000) */
   ttlMs?: number;
   /** How often to repeat the announcement; must be below `ttlMs`. @default min(DEFAULT_ANNOUNCE_HEARTBEAT_MS, ttlMs / 3) */
   heartbeatMs?: number;
@@ -120,7 +120,14 @@ export async function startAnnouncer(bus: MessageBus, options: AnnouncerOptions)
   });
   const ttlMs = options.ttlMs ?? DEFAULT_ANNOUNCE_TTL_MS;
   const heartbeatMs = options.heartbeatMs ?? Math.min(DEFAULT_ANNOUNCE_HEARTBEAT_MS, Math.floor(ttlMs / 3));
-  if (!(ttlMs > 0) || !(heartbeatMs > 0) || heartbeatMs >= ttlMs) {
+  // An infinite ttlMs would be sent as `null`, which every registry rejects.
+  if (!Number.isFinite(ttlMs) || !(ttlMs > 0)) {
+    throw new ToolbusError(
+      'invalid-config',
+      `announcer of tool service '${service.id}': ttlMs (${ttlMs}) must be a finite positive number`,
+    );
+  }
+  if (!(heartbeatMs > 0) || heartbeatMs >= ttlMs) {
     throw new ToolbusError(
       'invalid-config',
       `announcer of tool service '${service.id}': heartbeatMs (${heartbeatMs}) must be > 0 and below ttlMs (${ttlMs})`,
@@ -213,10 +220,11 @@ export function decodeAnnouncement(body: Uint8Array | string): Announcement {
     throw new ToolbusError('invalid-request', `announcement: unknown kind ${JSON.stringify(kind)}`);
   }
   const ttlMs = value['ttl-ms'];
-  if (typeof ttlMs !== 'number' || !(ttlMs > 0)) {
+  // Finite: JSON's 1e400 parses to Infinity, and registries would keep that instance's tools forever.
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || !(ttlMs > 0)) {
     throw new ToolbusError(
       'invalid-request',
-      `announcement from '${instanceId}': 'ttl-ms' must be a positive number`,
+      `announcement from '${instanceId}': 'ttl-ms' must be a finite positive number`,
     );
   }
   const service = value['service'];
