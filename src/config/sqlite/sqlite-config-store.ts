@@ -108,12 +108,14 @@ export class SqliteConfigStore implements ConfigStore {
 
   /**
    * Opens (and creates if needed) the file.
-   * @throws ToolbusError `store-error` naming the path; `invalid-config` for a bad `pollMs`.
+   * @throws ToolbusError `store-error` naming the path; `invalid-config` for a bad `pollMs` or
+   * `busyTimeoutMs`.
    */
   constructor(options: SqliteConfigStoreOptions = {}) {
     this.path =
       options.path !== undefined ? resolve(options.path) : defaultConfigPath({ home: options.home });
     this.#pollMs = checkPollMs(options.pollMs ?? DEFAULT_SQLITE_POLL_MS);
+    checkBusyTimeoutMs(options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS);
     this.#options = options;
     ({ db: this.#db, stmt: this.#stmt } = openDatabase(this.path, options));
     this.#identity = fileIdentity(this.path);
@@ -373,6 +375,19 @@ function checkPollMs(pollMs: number): number {
     'invalid-config',
     `SqliteConfigStore: option 'pollMs' must be a positive number of milliseconds (at most ` +
       `${2 ** 31 - 1}), got ${String(pollMs)}`,
+  );
+}
+
+/**
+ * `busyTimeoutMs` must be an integer from 0 to 2^31 - 1, as better-sqlite3 requires; checked here so a
+ * bad value is reported as the option, not as a file that failed to open.
+ */
+function checkBusyTimeoutMs(busyTimeoutMs: number): void {
+  if (Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0 && busyTimeoutMs <= 2 ** 31 - 1) return;
+  throw new ToolbusError(
+    'invalid-config',
+    `SqliteConfigStore: option 'busyTimeoutMs' must be an integer number of milliseconds from 0 to ` +
+      `${2 ** 31 - 1}, got ${String(busyTimeoutMs)}`,
   );
 }
 
