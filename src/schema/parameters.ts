@@ -155,7 +155,7 @@ function toObjectSchema(raw: JsonObject): ObjectJsonSchema {
     additionalProperties: false,
   };
   for (const [key, value] of Object.entries(raw)) {
-    if (!DROPPED_TOP_LEVEL.has(key)) out[key] = value;
+    if (!DROPPED_TOP_LEVEL.has(key)) setOwn(out, key, value);
   }
   return out;
 }
@@ -163,8 +163,17 @@ function toObjectSchema(raw: JsonObject): ObjectJsonSchema {
 /** Deep-copies a raw schema into plain JSON, rejecting values JSON cannot hold. */
 function toJsonObject(value: RawJsonSchema, path: string): JsonObject {
   const out: JsonObject = {};
-  for (const [key, item] of Object.entries(value)) out[key] = toJsonValue(item, `${path}/${key}`);
+  for (const [key, item] of Object.entries(value)) setOwn(out, key, toJsonValue(item, `${path}/${key}`));
   return out;
+}
+
+/**
+ * Sets `key` as an own property. A schema can come from a remote server, and JSON.parse gives it an own
+ * `__proto__` key: `out[key] = value` would make that value the copy's prototype, so keys the schema
+ * never declared (`properties`, `required`) would be read from it.
+ */
+function setOwn(out: JsonObject, key: string, value: JsonValue): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function toJsonValue(value: unknown, path: string): JsonValue {

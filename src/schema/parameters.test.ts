@@ -1,0 +1,27 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { toParametersSchema } from './index.js';
+
+describe('toParametersSchema: raw JSON Schema from a remote server', () => {
+  test("a '__proto__' key is copied as an own key, never as the copy's prototype", () => {
+    // JSON.parse (as for an MCP server's tools/list answer) makes '__proto__' an ordinary own key.
+    const remote = JSON.parse(
+      '{"type": "object", "properties": {"city": {"type": "string"}}, ' +
+        '"__proto__": {"properties": {"evil": {"type": "string"}}, "required": ["evil"]}}',
+    ) as Record<string, unknown>;
+    const schema = toParametersSchema(remote);
+    assert.equal(Object.getPrototypeOf(schema), Object.prototype);
+    assert.deepEqual(Object.keys(schema.properties), ['city']);
+    assert.deepEqual(schema.required, []);
+    assert.ok(Object.hasOwn(schema, '__proto__'));
+  });
+
+  test("a property named '__proto__' stays a declared property", () => {
+    const remote = JSON.parse(
+      '{"type": "object", "properties": {"__proto__": {"type": "string"}}, "required": ["__proto__"]}',
+    ) as Record<string, unknown>;
+    const schema = toParametersSchema(remote);
+    assert.deepEqual(Object.keys(schema.properties), ['__proto__']);
+    assert.equal(Object.getPrototypeOf(schema.properties), Object.prototype);
+  });
+});
