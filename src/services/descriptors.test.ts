@@ -100,6 +100,20 @@ describe('tool-service descriptors', () => {
     assert.deepEqual(parseToolServiceToolDescriptor(formatToolServiceToolDescriptor(parsed)), parsed);
   });
 
+  test('a "__proto__" key of a tool descriptor is kept as a value, not made the prototype of values', () => {
+    // JSON.parse makes "__proto__" an own key, as a config store or the bus delivers it.
+    const parsed = parseToolServiceToolDescriptor(
+      JSON.parse(
+        '{"type":"tool-service","name":"t","description":"d","service":"s","__proto__":{"polluted":true}}',
+      ),
+    );
+    assert.equal(Object.getPrototypeOf(parsed.values), Object.prototype);
+    assert.equal((parsed.values as { polluted?: unknown }).polluted, undefined);
+    assert.deepEqual(Object.keys(parsed.values), ['__proto__']);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(parsed.values, '__proto__')?.value, { polluted: true });
+    assert.match(JSON.stringify(formatToolServiceToolDescriptor(parsed)), /"__proto__":\{"polluted":true\}/);
+  });
+
   test('rejects malformed tool descriptors with precise messages', () => {
     const base = { type: 'tool-service', name: 't', description: 'd', service: 's' };
     assert.throws(

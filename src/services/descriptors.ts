@@ -206,7 +206,10 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
   });
   const values: Record<string, JsonValue> = {};
   for (const [key, v] of Object.entries(object)) {
-    if (!TOOL_DESCRIPTOR_KEYS.includes(key)) values[key] = v;
+    // defineProperty, not `values[key] = v`: a "__proto__" key would set the prototype instead of a value.
+    if (!TOOL_DESCRIPTOR_KEYS.includes(key)) {
+      Object.defineProperty(values, key, { value: v, enumerable: true, writable: true, configurable: true });
+    }
   }
   return { name, description, service, arguments: args, values };
 }
