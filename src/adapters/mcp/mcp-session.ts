@@ -18,6 +18,7 @@ import { ToolError, ToolbusError, onAbort } from '../../tools/index.js';
 import {
   MAX_MCP_TIMEOUT_MS,
   resolveMcpServerParams,
+  toolTimeoutMs,
   type McpServerParams,
   type ResolvedMcpServerParams,
 } from './server-params.js';
@@ -208,10 +209,7 @@ export class McpSession {
     options: McpCallOptions = {},
   ): Promise<CallToolResult> {
     const display = options.displayName ?? name;
-    const timeoutMs = Math.min(
-      options.timeoutMs ?? this.#params.toolTimeoutsMs[name] ?? this.#params.timeoutMs,
-      MAX_MCP_TIMEOUT_MS,
-    );
+    const timeoutMs = Math.min(options.timeoutMs ?? toolTimeoutMs(this.#params, name), MAX_MCP_TIMEOUT_MS);
     const maxTotalTimeout = Math.max(this.#params.maxTotalTimeoutMs, timeoutMs);
     const { signal, onProgress } = options;
     let used: Client | undefined;

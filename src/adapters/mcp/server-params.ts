@@ -113,7 +113,8 @@ export function resolveMcpServerParams(params: McpServerParams): ResolvedMcpServ
     Math.max(DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS, timeoutMs),
   );
   const connectTimeoutMs = positive('connectTimeoutMs', params.connectTimeoutMs, DEFAULT_MCP_TIMEOUT_MS);
-  const toolTimeoutsMs: Record<string, number> = {};
+  // No prototype: a tool named '__proto__' keeps its entry instead of setting the object's prototype.
+  const toolTimeoutsMs: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const [name, ms] of Object.entries(params.toolTimeoutsMs ?? {})) {
     toolTimeoutsMs[name] = positive(`toolTimeoutsMs.${name}`, ms, timeoutMs);
   }
@@ -173,6 +174,20 @@ export function resolveMcpServerParams(params: McpServerParams): ResolvedMcpServ
     };
   }
   throw new ToolbusError('invalid-config', 'MCP server: params need `command` (stdio) or `url` (HTTP)');
+}
+
+/**
+ * The timeout of a call to the remote tool `name`: its own entry in `toolTimeoutsMs`, else the server's
+ * `timeoutMs`. Only own entries count: a remote tool may be named `constructor` or `toString`, and an
+ * inherited `Object.prototype` function there would make the timeout NaN (an instant timeout).
+ */
+export function toolTimeoutMs(
+  params: Pick<ResolvedMcpServerParams, 'timeoutMs' | 'toolTimeoutsMs'>,
+  name: string,
+): number {
+  return Object.hasOwn(params.toolTimeoutsMs, name)
+    ? (params.toolTimeoutsMs[name] ?? params.timeoutMs)
+    : params.timeoutMs;
 }
 
 /** The default name of a stdio server: never more of its command line than a program and a script name. */
