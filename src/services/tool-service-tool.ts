@@ -135,9 +135,17 @@ export function createToolServiceTool(options: CreateToolServiceToolOptions): To
   const paramNames = new Set<string>();
   for (const param of service.configParams) {
     paramNames.add(param.name);
-    const value = descriptor.values[param.name];
-    if (value !== undefined) config[param.name] = value;
-    else if (param.required) {
+    // Own values only, defined as own properties: a param named like an Object.prototype member
+    // ('toString', '__proto__') would otherwise read an inherited member or set config's prototype.
+    const value = Object.hasOwn(descriptor.values, param.name) ? descriptor.values[param.name] : undefined;
+    if (value !== undefined) {
+      Object.defineProperty(config, param.name, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else if (param.required) {
       throw new ToolbusError(
         'invalid-config',
         `${where}: missing required config param '${param.name}' of tool service '${service.id}'`,

@@ -234,6 +234,41 @@ describe('tool-service tools', { timeout: 20_000 }, () => {
     );
   });
 
+  test("config params named like Object.prototype members: only the descriptor's own values are forwarded", async (t) => {
+    const bus = new MemoryBus();
+    const server = echoService(bus, 'scoped', 'scoped');
+    await server.start();
+    const clients = new ToolServiceClientCache(bus);
+    t.after(async () => {
+      await clients.close();
+      await server.stop();
+      await bus.close();
+    });
+    const service = {
+      id: 'scoped',
+      'request-queue': 'request:tg:scoped',
+      'response-queue': 'response:tg:scoped',
+      'config-params': ['__proto__', 'toString'],
+    };
+    // JSON.parse keeps "__proto__" as an own key, as a config store delivers it.
+    const tool = JSON.parse(
+      '{"type":"tool-service","name":"scoped-tool","description":"d","service":"scoped","__proto__":"scope-a"}',
+    ) as Record<string, unknown>;
+    const created = createToolServiceTool({ clients, service, tool });
+    const echoed = JSON.parse(String(await created.tool.runJson({}))) as { config: object };
+    assert.deepEqual(Object.entries(echoed.config), [['__proto__', 'scope-a']]);
+    // A required param the descriptor leaves out is missing, even if Object.prototype has that name.
+    assert.throws(
+      () =>
+        createToolServiceTool({
+          clients,
+          service: { ...service, 'config-params': [{ name: 'toString', required: true }] },
+          tool,
+        }),
+      (e: unknown) => e instanceof ToolbusError && /missing required config param 'toString'/.test(e.message),
+    );
+  });
+
   test('keys that are not config params are reported as warnings, not silently dropped', () => {
     const bus = new MemoryBus();
     const { warnings } = createToolServiceTool({
