@@ -3,7 +3,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -50,3 +50,54 @@ test(
     assert.equal(await exited, 137, out);
   },
 );
+
+/** Runs `node [...nodeArgs] <wrapper> --version` to completion (killed after 60 s). */
+function runWrapper(
+  wrapper: string,
+  nodeArgs: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs, wrapper, '--version'], {
+      cwd: tmpdir(),
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test('bin/toolbus.js: a checkout without node_modules says to run npm ci, not a stack trace', async (t) => {
+  // The wrapper and a stub CLI source, in a folder with no node_modules above it: tsx cannot be found.
+  const dir = await mkdtemp(join(tmpdir(), 'toolbus-bin-notsx-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await mkdir(join(dir, 'bin'));
+  await mkdir(join(dir, 'src/cli'), { recursive: true });
+  await copyFile(join(ROOT, 'bin/toolbus.js'), join(dir, 'bin/toolbus.js'));
+  await writeFile(join(dir, 'src/cli/main.ts'), "console.log('stub');\n");
+  const run = await runWrapper(join(dir, 'bin/toolbus.js'));
+  assert.notEqual(run.code, 0);
+  assert.equal(run.stdout, '');
+  const lines = run.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, run.stderr);
+  assert.match(lines[0] ?? '', /tsx/);
+  assert.match(lines[0] ?? '', /npm ci/);
+});
+
+test('bin/toolbus.js: a CLI child that cannot be started gives one clear line, not a stack trace', async () => {
+  // As when the Node.js binary was removed or replaced under a running process: spawn reports ENOENT.
+  const preload = `data:text/javascript,process.execPath=${encodeURIComponent(JSON.stringify('/nonexistent/node'))}`;
+  const run = await runWrapper(join(ROOT, 'bin/toolbus.js'), ['--import', preload]);
+  assert.notEqual(run.code, 0);
+  const lines = run.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, run.stderr);
+  assert.match(lines[0] ?? '', /cannot start the CLI/);
+  assert.match(lines[0] ?? '', /ENOENT/);
+});
