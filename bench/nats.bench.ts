@@ -20,7 +20,7 @@ import { measure, type BenchRow, type BenchTable } from './harness.js';
 const root = new URL('..', import.meta.url).pathname;
 const CONCURRENCY = [1, 64, 512];
 /** Rounds per pattern at each concurrency (short sequential rounds get more); the best one is kept. */
-const ROUNDS: Record<number, number> = { 1: 5, 64: 2, 512: 2 };
+const ROUNDS: Record<number, number> = { 1: 5, 64: 3, 512: 3 };
 const USER = 'alice';
 const CONFIG = { factor: 2, style: 'pun', region: 'eu-west', notes: 'bench' };
 
