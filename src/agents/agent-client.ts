@@ -6,7 +6,7 @@ import type { BusMessage, BusSubscription, MessageBus } from '../bus/index.js';
 import { canonicalTopic } from '../bus/index.js';
 import { abortError } from '../models/index.js';
 import { WireProperty, cancelTopicOf } from '../services/index.js';
-import { ToolbusError, isToolbusError } from '../tools/index.js';
+import { MAX_TIMER_MS, ToolbusError, isToolbusError } from '../tools/index.js';
 import type { AgentHistoryItem } from './agent.js';
 import { DEFAULT_AGENT_REQUEST_QUEUE, DEFAULT_AGENT_RESPONSE_QUEUE } from './agent-service.js';
 import { decodeAgentResponse, encodeAgentRequest, fromAgentWireError } from './wire.js';
@@ -310,9 +310,6 @@ export class AgentClient {
     pending.onResponse(response);
   }
 }
-
-/** setTimeout's largest delay. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A timeout must be a positive number of ms (`Infinity`: none); anything else fails with a clear error. */
 function checkTimeout(value: number, who: string): number {

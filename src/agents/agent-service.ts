@@ -5,7 +5,7 @@
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
 import { canonicalTopic } from '../bus/index.js';
 import { WireProperty, cancelTopicOf } from '../services/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { MAX_TIMER_MS, ToolbusError } from '../tools/index.js';
 import type { AgentEvent, RunnableAgent } from './agent.js';
 import { decodeAgentRequest, encodeAgentResponse, toAgentWireError } from './wire.js';
 import type { AgentRequest, AgentResponse } from './wire.js';
@@ -56,9 +56,6 @@ export interface AgentServiceOptions {
   /** @default {} */
   hooks?: AgentServiceHooks;
 }
-
-/** setTimeout's largest delay. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface Run {
   id: string;

@@ -13,7 +13,7 @@ import {
   parseToolServiceDescriptor,
   requestAnnouncements,
 } from '../services/index.js';
-import { LiveToolSet, ToolbusError, isToolbusError, validateToolName } from '../tools/index.js';
+import { LiveToolSet, MAX_TIMER_MS, ToolbusError, isToolbusError, validateToolName } from '../tools/index.js';
 import type { Tool, ToolSetOptions, ToolSet } from '../tools/index.js';
 import {
   TOOL_TYPE_PROVIDERS,
@@ -34,9 +34,6 @@ export const DEFAULT_REGISTRY_RETRY_MS = 1_000;
  * gives up on it for this reload, by default.
  */
 export const DEFAULT_REGISTRY_BUILD_TIMEOUT_MS = 30_000;
-
-/** setTimeout's largest delay. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Options of {@link ToolRegistry}. */
 export interface ToolRegistryOptions {

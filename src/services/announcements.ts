@@ -20,7 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BusSubscription, MessageBus } from '../bus/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { MAX_TIMER_MS, ToolbusError } from '../tools/index.js';
 import {
   parseToolServiceDescriptor,
   parseToolServiceToolDescriptor,
@@ -156,7 +156,7 @@ export async function startAnnouncer(bus: MessageBus, options: AnnouncerOptions)
     return undefined;
   });
   // Node runs a longer interval every millisecond instead; a heartbeat that rare is as good as none.
-  const timer = setInterval(() => void announce().catch(onError), Math.min(heartbeatMs, 2 ** 31 - 1));
+  const timer = setInterval(() => void announce().catch(onError), Math.min(heartbeatMs, MAX_TIMER_MS));
   // The service's own subscriptions keep the process alive; the heartbeat alone should not.
   timer.unref?.();
   try {

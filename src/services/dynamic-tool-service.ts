@@ -3,7 +3,7 @@
  */
 import { defaultServiceQueues, parseTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
-import { ToolbusError, isToolbusError } from '../tools/index.js';
+import { MAX_TIMER_MS, ToolbusError, isToolbusError } from '../tools/index.js';
 import { runHook, type Hook } from './hooks.js';
 import {
   startServiceAnnouncer,
@@ -34,8 +34,6 @@ export const DEFAULT_TOOL_SERVICE_TOPIC = 'tool';
 
 /** How long past its deadline a running call is aborted, when its caller has not cancelled it first. */
 const DEADLINE_GRACE_MS = 20;
-/** The longest delay `setTimeout` honours (2^31 - 1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** What `invoke` sees of the call besides `user`, `config` and `arguments`. */
 export interface ToolServiceInvokeContext {

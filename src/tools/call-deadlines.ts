@@ -33,8 +33,11 @@ interface DeadlineQueue<T extends Schedulable> {
 
 /** Node timers may fire up to ~1 ms before `performance.now()` agrees. */
 const SLACK_MS = 1;
-/** The longest delay `setTimeout` takes. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * The longest delay `setTimeout` and `setInterval` honour (2^31 - 1 ms, about 24.8 days). Node runs a
+ * longer one after 1 ms, so every timer built from a user's timeout is capped or re-armed at this.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Distinct timeout values kept; a client rarely sees more than a handful. */
 const MAX_QUEUES = 64;
 

@@ -37,7 +37,7 @@ export { LiveToolSet } from './live-tool-set.js';
 export { truncateOutput } from './truncate-output.js';
 export type { TruncatedOutput } from './truncate-output.js';
 /** Shared with services/ (not part of the root API): per-call timeouts on one timer per timeout value. */
-export { CallDeadlines } from './call-deadlines.js';
+export { CallDeadlines, MAX_TIMER_MS } from './call-deadlines.js';
 export { onAbort } from './abort-fanout.js';
 export type { AbortCallback } from './abort-fanout.js';
 export type { Schedulable } from './call-deadlines.js';

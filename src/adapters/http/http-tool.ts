@@ -2,7 +2,14 @@
  * @module `HttpTool`: a tool that calls one HTTP endpoint, with AutoGen's fields and without its faults
  * (status checked, path parameters encoded, unset optionals not sent, real JSON back, cancellable).
  */
-import { BaseTool, ToolError, ToolbusError, isToolbusError, onAbort } from '../../tools/index.js';
+import {
+  BaseTool,
+  MAX_TIMER_MS,
+  ToolError,
+  ToolbusError,
+  isToolbusError,
+  onAbort,
+} from '../../tools/index.js';
 import type { ToolAnnotations, ToolCallContext } from '../../tools/index.js';
 import type { JsonSchema, ParametersSource } from '../../schema/index.js';
 import { checkHeaders, resolveHeaders } from './header-value.js';
@@ -40,8 +47,6 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 5_000;
 export const DEFAULT_HTTP_MAX_RESPONSE_BYTES = 1_048_576;
 /** Redirects followed before the call fails. */
 export const DEFAULT_HTTP_MAX_REDIRECTS = 5;
-/** The longest delay `setTimeout` takes. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How much of an error response's body goes into the error message. */
 const ERROR_EXCERPT_BYTES = 512;
 

@@ -3,7 +3,7 @@
  * timeouts that apply to its calls.
  */
 import { basename } from 'node:path';
-import { ToolbusError } from '../../tools/index.js';
+import { MAX_TIMER_MS, ToolbusError } from '../../tools/index.js';
 
 /** Default per-request timeout of MCP calls: 60 s, the same as the SDK's, and never a hidden lower one. */
 export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
@@ -86,7 +86,7 @@ export interface ResolvedMcpServerParams {
  * The longest delay `setTimeout` takes (24.8 days). The SDK arms its timers with these values, and Node
  * fires a longer one after 1 ms: a huge timeout meant as "never" would time out every request at once.
  */
-export const MAX_MCP_TIMEOUT_MS = 2 ** 31 - 1;
+export const MAX_MCP_TIMEOUT_MS = MAX_TIMER_MS;
 
 function positive(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;

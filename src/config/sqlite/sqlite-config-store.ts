@@ -6,7 +6,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { JsonValue } from '../../schema/index.js';
-import { ToolbusError } from '../../tools/index.js';
+import { MAX_TIMER_MS, ToolbusError } from '../../tools/index.js';
 import {
   ChangeQueue,
   assertConfigName,
@@ -370,11 +370,11 @@ export class SqliteConfigStore implements ConfigStore {
  * about every millisecond, and so does one above setInterval's maximum (2^31 - 1 ms).
  */
 function checkPollMs(pollMs: number): number {
-  if (typeof pollMs === 'number' && pollMs > 0 && pollMs <= 2 ** 31 - 1) return pollMs;
+  if (typeof pollMs === 'number' && pollMs > 0 && pollMs <= MAX_TIMER_MS) return pollMs;
   throw new ToolbusError(
     'invalid-config',
     `SqliteConfigStore: option 'pollMs' must be a positive number of milliseconds (at most ` +
-      `${2 ** 31 - 1}), got ${String(pollMs)}`,
+      `${MAX_TIMER_MS}), got ${String(pollMs)}`,
   );
 }
 
@@ -383,11 +383,11 @@ function checkPollMs(pollMs: number): number {
  * bad value is reported as the option, not as a file that failed to open.
  */
 function checkBusyTimeoutMs(busyTimeoutMs: number): void {
-  if (Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0 && busyTimeoutMs <= 2 ** 31 - 1) return;
+  if (Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0 && busyTimeoutMs <= MAX_TIMER_MS) return;
   throw new ToolbusError(
     'invalid-config',
     `SqliteConfigStore: option 'busyTimeoutMs' must be an integer number of milliseconds from 0 to ` +
-      `${2 ** 31 - 1}, got ${String(busyTimeoutMs)}`,
+      `${MAX_TIMER_MS}, got ${String(busyTimeoutMs)}`,
   );
 }
 

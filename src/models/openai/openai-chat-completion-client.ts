@@ -12,7 +12,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { compileSchema } from '../../schema/index.js';
-import { ToolbusError, decodeToolName, encodeToolName, onAbort } from '../../tools/index.js';
+import { MAX_TIMER_MS, ToolbusError, decodeToolName, encodeToolName, onAbort } from '../../tools/index.js';
 import type { Tool, ToolSchema } from '../../tools/index.js';
 import { ModelError, abortError, addUsage, emptyUsage } from '../index.js';
 import type {
@@ -38,9 +38,6 @@ export const DEFAULT_RETRY_BASE_DELAY_MS = 500;
 export const DEFAULT_MAX_RETRY_DELAY_MS = 30_000;
 /** The whole-call deadline, retries and streaming included. */
 export const DEFAULT_MODEL_TIMEOUT_MS = 600_000;
-
-/** setTimeout's largest delay. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The model info assumed for a model the caller does not describe: tools and JSON, no vision. */
 export const DEFAULT_OPENAI_MODEL_INFO: Readonly<ModelInfo> = Object.freeze({
