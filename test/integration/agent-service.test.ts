@@ -538,3 +538,26 @@ test('a request repeated with the same id while it runs is reported and dropped,
   assert.equal(replies.length, 1);
   assert.equal(JSON.parse(replies[0]!).content, 'done q');
 });
+
+test('a failed response subscription rejects that question and the next one subscribes again', async (t) => {
+  const bus = new MemoryBus();
+  t.after(() => bus.close());
+  const service = new AgentService({ bus, agent: { run: async (question) => `done ${question}` } });
+  await service.start();
+  t.after(() => service.close());
+  let failures = 1;
+  const flaky = new Proxy(bus, {
+    get(target, key, receiver) {
+      if (key === 'subscribe' && failures > 0) {
+        failures--;
+        return () => Promise.reject(new ToolbusError('unavailable', 'the bus is down'));
+      }
+      const value = Reflect.get(target, key, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as MessageBus;
+  const client = new AgentClient(flaky, { timeoutMs: 5_000 });
+  t.after(() => client.close());
+  await assert.rejects(client.ask('first'), { name: 'ToolbusError', code: 'unavailable' });
+  assert.equal(await client.ask('second'), 'done second');
+});
