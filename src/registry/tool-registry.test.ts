@@ -717,6 +717,30 @@ describe('ToolRegistry: lifecycle', () => {
     await assert.rejects(registry.start(), { code: 'closed' });
   });
 
+  test('a signal aborting while start waits for a hung store rejects with cancelled and closes the registry', async (t) => {
+    const inner = new MemoryConfigStore();
+    t.after(() => inner.close());
+    let releaseList!: () => void;
+    const listed = new Promise<void>((resolve) => (releaseList = resolve));
+    // A store that never answers list() until the test lets it.
+    const store: ConfigStore = {
+      put: (type, key, value, options) => inner.put(type, key, value, options),
+      get: (type, key) => inner.get(type, key),
+      list: async (type) => (await listed, inner.list(type)),
+      delete: (type, key, options) => inner.delete(type, key, options),
+      revision: () => inner.revision(),
+      watch: (options) => inner.watch(options),
+      close: () => Promise.resolve(),
+    };
+    const registry = new ToolRegistry({ store });
+    const controller = new AbortController();
+    const started = registry.start({ signal: controller.signal });
+    controller.abort();
+    await assert.rejects(started, { code: 'cancelled' });
+    releaseList();
+    await assert.rejects(registry.start(), { code: 'closed' });
+  });
+
   test('close while start is still loading settles both: start rejects with closed', async (t) => {
     const store = new MemoryConfigStore();
     const bus = new MemoryBus();

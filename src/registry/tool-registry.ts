@@ -4,7 +4,7 @@
  */
 import type { BusSubscription, MessageBus } from '../bus/index.js';
 import type { ConfigChange, ConfigItem, ConfigStore } from '../config/index.js';
-import type { ChatCompletionClient } from '../models/index.js';
+import { abortError, raceSignal, type ChatCompletionClient } from '../models/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
 import {
   TOOL_DESCRIPTORS_TOPIC,
@@ -13,7 +13,14 @@ import {
   parseToolServiceDescriptor,
   requestAnnouncements,
 } from '../services/index.js';
-import { LiveToolSet, MAX_TIMER_MS, ToolbusError, isToolbusError, validateToolName } from '../tools/index.js';
+import {
+  LiveToolSet,
+  MAX_TIMER_MS,
+  ToolbusError,
+  isToolbusError,
+  onAbort,
+  validateToolName,
+} from '../tools/index.js';
 import type { Tool, ToolSetOptions, ToolSet } from '../tools/index.js';
 import {
   TOOL_TYPE_PROVIDERS,
@@ -236,24 +243,18 @@ export class ToolRegistry {
    * to announcements and asks services to announce now. Resolves once the first set is live.
    * Idempotent. Rejects with the store's error (e.g. `store-error`) when the first load fails (the
    * registry then leaves the bus and stays failed: later calls reject the same way; create a new one to
-   * retry), `closed` after {@link close}, or `cancelled` when `options.signal` aborts first (the
-   * registry then closes).
+   * retry), `closed` after {@link close}, or `cancelled` (`timeout` for an `AbortSignal.timeout`) when
+   * `options.signal` aborts first (the registry then closes).
    */
   start(options: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.#closing) return Promise.reject(closedError());
     const signal = options.signal;
-    if (signal?.aborted) return Promise.reject(cancelledError(signal.reason));
+    if (signal?.aborted) return Promise.reject(abortError(signal, 'ToolRegistry.start'));
     this.#started ??= this.#start();
     if (!signal) return this.#started;
     // Giving up on start closes the registry, so nothing keeps loading in the background.
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        reject(cancelledError(signal.reason));
-        void this.close();
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#started!.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
+    const stop = onAbort(signal, () => void this.close());
+    return raceSignal(this.#started, signal, 'ToolRegistry.start').finally(stop);
   }
 
   /** Everything wrong with the config and announcements now, sorted by key. */
@@ -870,9 +871,4 @@ function unknownType(type: string, key: string, known: string[]): ToolbusError {
 
 function closedError(): ToolbusError {
   return new ToolbusError('closed', 'ToolRegistry is closed; create a new one');
-}
-
-function cancelledError(reason: unknown): ToolbusError {
-  if (reason instanceof ToolbusError) return reason;
-  return new ToolbusError('cancelled', 'ToolRegistry.start was cancelled', { cause: reason });
 }
