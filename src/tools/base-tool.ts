@@ -39,6 +39,9 @@ export type SignalLike = AbortSignal | { readonly signal: AbortSignal };
 
 const NEVER_ABORTED = new AbortController().signal;
 
+/** What runJson reads of an AbortSignal or a LazyAbortController. */
+type AbortState = { readonly aborted: boolean; readonly reason: unknown };
+
 /**
  * The base of class-based tools. Subclasses implement {@link BaseTool.run}; `runJson` validates the
  * arguments first, so `run` receives parsed, valid arguments.
@@ -122,15 +125,16 @@ export abstract class BaseTool implements Tool {
   async runJson(args: unknown, signal?: SignalLike, options?: RunJsonOptions): Promise<unknown> {
     // A LazyAbortController (from ToolSet) is read without creating its AbortSignal unless the tool asks.
     const lazy = signal instanceof LazyAbortController ? signal : undefined;
+    // The caller's AbortSignal; undefined for a lazy controller or no signal at all.
     const abortSignal =
-      lazy !== undefined
+      lazy !== undefined || signal === undefined
         ? undefined
-        : signal === undefined
-          ? NEVER_ABORTED
-          : signal instanceof AbortSignal
-            ? signal
-            : signal.signal;
-    if (lazy !== undefined ? lazy.aborted : abortSignal?.aborted) throw this.#cancelled(lazy ?? abortSignal);
+        : signal instanceof AbortSignal
+          ? signal
+          : signal.signal;
+    // Both a lazy controller and an AbortSignal answer `aborted` and `reason`.
+    const abort: AbortState = lazy ?? abortSignal ?? NEVER_ABORTED;
+    if (abort.aborted) throw this.#cancelled(abort);
     let result: ValidationResult;
     try {
       const checked = this.#validate(args);
@@ -147,17 +151,17 @@ export abstract class BaseTool implements Tool {
       );
     }
     if (!result.ok) throw this.invalidArguments(result.issues);
-    if (lazy !== undefined ? lazy.aborted : abortSignal?.aborted) throw this.#cancelled(lazy ?? abortSignal);
+    if (abort.aborted) throw this.#cancelled(abort);
     const callId = options?.callId ?? randomUUID();
     const ctx: ToolCallContext =
       lazy !== undefined
         ? new LazySignalContext(lazy, callId)
-        : { signal: abortSignal as AbortSignal, callId };
+        : { signal: abortSignal ?? NEVER_ABORTED, callId };
     if (options?.user !== undefined) ctx.user = options.user;
     let unwatch: (() => void) | undefined;
     try {
       const running = this.run(result.value as Record<string, unknown>, ctx);
-      if (abortSignal === undefined || abortSignal === NEVER_ABORTED) return await running;
+      if (abortSignal === undefined) return await running;
       // A tool may ignore its signal: on abort stop waiting for it (AutoGen abandons the await too).
       // ToolSet's lazy path races the call itself.
       return await new Promise<unknown>((resolve, reject) => {
@@ -167,8 +171,7 @@ export abstract class BaseTool implements Tool {
       });
     } catch (error) {
       if (error instanceof ToolError) throw error;
-      if (lazy !== undefined ? lazy.aborted : abortSignal?.aborted)
-        throw this.#cancelled(lazy ?? abortSignal);
+      if (abort.aborted) throw this.#cancelled(abort);
       const message = error instanceof Error ? error.message : String(error);
       throw new ToolError('tool-error', `tool '${this.name}' failed: ${message}`, {
         cause: error,
@@ -191,8 +194,8 @@ export abstract class BaseTool implements Tool {
     });
   }
 
-  #cancelled(signal: { readonly reason: unknown } | undefined): ToolError {
-    const reason: unknown = signal?.reason;
+  #cancelled(signal: AbortState): ToolError {
+    const reason: unknown = signal.reason;
     if (reason instanceof ToolError) return reason;
     if (reason instanceof ToolbusError) {
       return new ToolError(reason.code, reason.message, { cause: reason, toolName: this.name });
