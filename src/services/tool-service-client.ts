@@ -540,31 +540,18 @@ export class ToolServiceClient {
 
   #unavailable(pending: Pending, error: unknown): void {
     if (this.#pending.get(pending.id) !== pending) return;
-    if (isToolbusError(error) && error.code === 'too-large') {
-      // The bus refused the request itself (NATS max_payload): the arguments are at fault, not the
-      // service, and a retry elsewhere would fail the same way.
+    if (isToolbusError(error) && (error.code === 'too-large' || error.code === 'invalid-request')) {
+      // The bus refused the request itself (NATS max_payload, or a `properties` key NATS headers cannot
+      // carry): the caller's input is at fault, not the service, and a retry elsewhere would fail the
+      // same way. Say what was wrong instead of blaming the service with `unavailable`.
+      const what = error.code === 'too-large' ? 'is too large to send' : 'cannot be sent';
       this.#settle(
         pending,
         SETTLED_ABANDONED,
-        new ToolError(
-          'too-large',
-          `tool service '${this.#service}': the request is too large to send: ${error.message}`,
-          { cause: error, toolName: pending.toolName },
-        ),
-      );
-      return;
-    }
-    if (isToolbusError(error) && error.code === 'invalid-request') {
-      // The bus refused the caller's own input (e.g. a `properties` key NATS headers cannot carry): the
-      // service is healthy, so say what was wrong instead of blaming it with `unavailable`.
-      this.#settle(
-        pending,
-        SETTLED_ABANDONED,
-        new ToolError(
-          'invalid-request',
-          `tool service '${this.#service}': the request cannot be sent: ${error.message}`,
-          { cause: error, toolName: pending.toolName },
-        ),
+        new ToolError(error.code, `tool service '${this.#service}': the request ${what}: ${error.message}`, {
+          cause: error,
+          toolName: pending.toolName,
+        }),
       );
       return;
     }
