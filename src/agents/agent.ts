@@ -6,6 +6,7 @@ import { AssistantMessage, UserMessage } from '../models/index.js';
 import type { LLMMessage } from '../models/index.js';
 import { abortError } from '../models/index.js';
 import { ToolbusError, isToolbusError } from '../tools/index.js';
+import type { ToolProvider, ToolResult } from '../tools/index.js';
 
 /** The kinds of {@link AgentEvent}, with TrustGraph's `message_type` names. */
 export const AgentEventType = {
@@ -128,6 +129,41 @@ export function toRunError(error: unknown, signal: AbortSignal | undefined): Too
       cause: error,
     },
   );
+}
+
+/** What an agent passes with each tool call. */
+export interface AgentToolCall {
+  callId: string;
+  user: string | undefined;
+  signal: AbortSignal | undefined;
+  timeoutMs: number | undefined;
+}
+
+/**
+ * Calls a tool for an agent. A provider must not reject, but a broken one must not break the run
+ * either: a throw or rejection becomes an error result the model can react to.
+ */
+export async function callAgentTool(
+  tools: ToolProvider,
+  name: string,
+  args: Record<string, unknown>,
+  { callId, user, signal, timeoutMs }: AgentToolCall,
+): Promise<ToolResult> {
+  try {
+    return await tools.call(name, args, {
+      callId,
+      ...(signal ? { signal } : {}),
+      ...(user !== undefined ? { user } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    });
+  } catch (error) {
+    return {
+      name,
+      callId,
+      content: `tool '${name}' failed: ${error instanceof Error ? error.message : String(error)}`,
+      isError: true,
+    };
+  }
 }
 
 /** Ends a run that hit `maxIterations`: emits the final answer event and returns it. */

@@ -13,7 +13,7 @@ import {
 import type { ChatCompletionClient, LLMMessage } from '../models/index.js';
 import { ToolbusError } from '../tools/index.js';
 import type { Tool, ToolProvider } from '../tools/index.js';
-import { answerAtLimit, askAgent, emit, failRun, historyMessages } from './agent.js';
+import { answerAtLimit, askAgent, callAgentTool, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { REACT_FORMAT, StreamingReActParser, parseReActResponse } from './react-parser.js';
 import type { ReActStep } from './react-parser.js';
@@ -172,7 +172,12 @@ export class ReActAgent implements RunnableAgent {
             `Error: there is no tool '${step.action}'. The available tools are: ${names}. ` +
             "Use one of them in 'Action:', or give the 'Final Answer:'.";
         } else {
-          const result = await this.#call(step.action, step.args, callId, user, signal);
+          const result = await callAgentTool(this.#tools, step.action, step.args, {
+            callId,
+            user,
+            signal,
+            timeoutMs: this.#toolTimeoutMs,
+          });
           if (signal?.aborted) throw abortError(signal, 'agent run');
           isError = result.isError;
           observation = result.isError ? `Error: ${result.content}` : result.content;
@@ -186,30 +191,6 @@ export class ReActAgent implements RunnableAgent {
       return answerAtLimit(onEvent, answer, iteration);
     } catch (error) {
       throw failRun(onEvent, error, signal, iteration);
-    }
-  }
-
-  /** Calls a tool; a provider that throws or rejects gives an error result, as in ToolUseAgent. */
-  async #call(
-    name: string,
-    args: Record<string, unknown>,
-    callId: string,
-    user: string | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<{ isError: boolean; content: string }> {
-    try {
-      return await this.#tools.call(name, args, {
-        callId,
-        ...(signal ? { signal } : {}),
-        ...(user !== undefined ? { user } : {}),
-        ...(this.#toolTimeoutMs !== undefined ? { timeoutMs: this.#toolTimeoutMs } : {}),
-      });
-    } catch (error) {
-      // A provider must not reject, but a broken one must not break the run either.
-      return {
-        isError: true,
-        content: `tool '${name}' failed: ${error instanceof Error ? error.message : String(error)}`,
-      };
     }
   }
 

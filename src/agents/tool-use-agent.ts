@@ -15,7 +15,7 @@ import {
 import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
 import { ToolbusError } from '../tools/index.js';
 import type { Tool, ToolProvider, ToolResult } from '../tools/index.js';
-import { answerAtLimit, askAgent, emit, failRun, historyMessages } from './agent.js';
+import { answerAtLimit, askAgent, callAgentTool, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { mapWithLimit } from './map-with-limit.js';
 import { toToolProvider } from './tool-provider.js';
@@ -269,20 +269,12 @@ export class ToolUseAgent implements RunnableAgent {
         `tool '${sent.name}' does not exist; the available tools are: ${names.join(', ') || 'none'}`,
       );
     }
-    try {
-      return await o.tools.call(sent.name, p.args ?? {}, {
-        callId: sent.id,
-        ...(signal ? { signal } : {}),
-        ...(user !== undefined ? { user } : {}),
-        ...(o.toolTimeoutMs !== undefined ? { timeoutMs: o.toolTimeoutMs } : {}),
-      });
-    } catch (error) {
-      // A provider must not reject, but a broken one must not break the run either.
-      return errorResult(
-        sent,
-        `tool '${sent.name}' failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
+    return callAgentTool(o.tools, sent.name, p.args ?? {}, {
+      callId: sent.id,
+      user,
+      signal,
+      timeoutMs: o.toolTimeoutMs,
+    });
   }
 }
 
