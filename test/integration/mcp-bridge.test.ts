@@ -218,7 +218,7 @@ describe('createMcpHttpHandler with the official client over HTTP', { timeout: 3
 });
 
 describe('createMcpHttpHandler on bad requests', { timeout: 30_000 }, () => {
-  test('an oversize body gets 413 and bad JSON 400; the handler never rejects', async (t) => {
+  test('an oversize body gets 413, bad JSON 400, an unknown session 404, a closed endpoint 503; the handler never rejects', async (t) => {
     const handler = createMcpHttpHandler(new LiveToolSet(makeTools({ aborted: false, started: false })));
     const rejections: unknown[] = [];
     const http = createServer((req, res) => {
@@ -240,7 +240,22 @@ describe('createMcpHttpHandler on bad requests', { timeout: 30_000 }, () => {
 
     const bad = await fetch(url, { method: 'POST', headers, body: '{"jsonrpc":' });
     assert.equal(bad.status, 400);
-    await bad.body?.cancel();
+    assert.equal(((await bad.json()) as { error: { code: number } }).error.code, -32700);
+
+    const stale = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-session-id': 'no-such-session' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
+    assert.equal(stale.status, 404);
+    const staleBody = (await stale.json()) as { error: { code: number; message: string } };
+    assert.equal(staleBody.error.code, -32001);
+    assert.match(staleBody.error.message, /Session not found: 'no-such-session'/);
+
+    await handler.close();
+    const late = await fetch(url, { method: 'POST', headers, body: '{}' });
+    assert.equal(late.status, 503);
+    assert.equal(((await late.json()) as { error: { code: number } }).error.code, -32000);
     assert.deepEqual(rejections, []);
   });
 });

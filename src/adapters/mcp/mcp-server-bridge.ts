@@ -197,11 +197,6 @@ export function createMcpHttpHandler(
   const sessions = new Map<string, NodeStreamableHTTPServerTransport>();
   let closed = false;
 
-  const notFound = (res: ServerResponse, message: string): void => {
-    res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message }, id: null }));
-  };
-
   const jsonRpcError = (res: ServerResponse, status: number, code: number, message: string): void => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
@@ -228,11 +223,7 @@ export function createMcpHttpHandler(
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (closed) {
-      res.writeHead(503, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'MCP endpoint closed' }, id: null }),
-      );
-      return;
+      return jsonRpcError(res, 503, -32000, 'MCP endpoint closed');
     }
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : undefined;
@@ -244,17 +235,13 @@ export function createMcpHttpHandler(
       try {
         parsedBody = text ? JSON.parse(text) : undefined;
       } catch {
-        res.writeHead(400, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }),
-        );
-        return;
+        return jsonRpcError(res, 400, -32700, 'Parse error');
       }
       if (!legacy) legacy = await isLegacyRequest(web, parsedBody);
     }
     if (sessionId !== undefined) {
       const transport = sessions.get(sessionId);
-      if (!transport) return notFound(res, `Session not found: '${sessionId}'`);
+      if (!transport) return jsonRpcError(res, 404, -32001, `Session not found: '${sessionId}'`);
       await transport.handleRequest(req, res, parsedBody);
       return;
     }
