@@ -2,7 +2,7 @@
  * @module `toolbus config`: put, get, list and delete config items in the SQLite file or on NATS.
  */
 import { existsSync } from 'node:fs';
-import type { ConfigItem, ConfigStore } from '../../config/index.js';
+import { parseJsonValue, type ConfigItem, type ConfigStore } from '../../config/index.js';
 import type { JsonValue } from '../../schema/index.js';
 import { isToolbusError } from '../../tools/index.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
@@ -152,8 +152,8 @@ export const command: CliCommand = {
           if (values.json) writeJson(io, { type, key, revision });
           else io.stdout.write(`put ${type}/${key} (revision ${revision})\n`);
           // Stored either way (items may arrive in any order), but say now what the registry will say.
-          const stored = await store.get(type, key);
-          const findings = stored ? await checkConfigItem(store, type, key, stored.value) : [];
+          // The text was just parsed and stored as it is: no need to read the item back.
+          const findings = await checkConfigItem(store, type, key, parseJsonValue(valueText!));
           for (const f of findings) {
             io.stderr.write(
               f.skipped
