@@ -133,16 +133,27 @@ function resolve(schema: JsonObject, root: JsonObject): JsonObject {
   let current = schema;
   for (let hops = 0; hops < 32; hops++) {
     const ref = current['$ref'];
-    if (typeof ref !== 'string' || !ref.startsWith('#')) return current;
-    let target: JsonValue | undefined = root;
-    for (const part of ref.slice(1).split('/').filter(Boolean)) {
-      const key = decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~');
-      target = isObject(target) ? target[key] : undefined;
-    }
-    if (!isObject(target)) return current;
+    if (typeof ref !== 'string') return current;
+    const target = localRefTarget(ref, root);
+    if (target === undefined) return current;
     current = target;
   }
   return current;
+}
+
+/**
+ * The object a local `$ref` (`#/$defs/x`, `#/definitions/x`, JSON Pointer escapes decoded) names in
+ * `root`, following own keys only; undefined for a non-local reference or one that names no object.
+ * Shared by the schema layer (null normaliser, strict profile, validation messages).
+ */
+export function localRefTarget(ref: string, root: JsonObject): JsonObject | undefined {
+  if (!ref.startsWith('#')) return undefined;
+  let target: JsonValue | undefined = root;
+  for (const part of ref.slice(1).split('/').filter(Boolean)) {
+    const key = decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~');
+    target = isObject(target) && Object.hasOwn(target, key) ? target[key] : undefined;
+  }
+  return isObject(target) ? target : undefined;
 }
 
 /** True when `null` is a valid value of `schema` (or the schema says nothing about it). */

@@ -3,7 +3,7 @@
  */
 import { ToolbusError } from '../tools/errors.js';
 import type { JsonObject, JsonValue, ObjectJsonSchema } from './json.js';
-import { admitsNull } from './null-normalizer.js';
+import { admitsNull, localRefTarget } from './null-normalizer.js';
 import type { ToolSchema } from './tool-schema.js';
 
 /** The provider dialects a schema can be compiled to. */
@@ -261,12 +261,9 @@ class OpenAIStrictCompiler {
 
   /** Resolves a local `$ref` (`#/$defs/x`, `#/definitions/x`) in the source schema. */
   #resolve(ref: string, path: string): JsonObject {
-    let target: JsonValue | undefined = ref.startsWith('#') ? this.#source : undefined;
-    for (const part of ref.slice(1).split('/').filter(Boolean)) {
-      const key = decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~');
-      target = isObject(target) ? target[key] : undefined;
-    }
-    if (!isObject(target)) this.#fail(path, `the reference '${ref}' (not a local $defs/definitions entry)`);
+    const target = localRefTarget(ref, this.#source);
+    if (target === undefined)
+      this.#fail(path, `the reference '${ref}' (not a local $defs/definitions entry)`);
     return target;
   }
 

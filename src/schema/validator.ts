@@ -5,7 +5,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
 import { jsonSchemaCompiler, type AjvError } from './ajv.js';
 import type { JsonObject, JsonValue, ObjectJsonSchema } from './json.js';
-import { createNullNormalizer } from './null-normalizer.js';
+import { createNullNormalizer, localRefTarget } from './null-normalizer.js';
 import {
   SchemaKind,
   schemaKindOf,
@@ -181,12 +181,8 @@ function expand(schema: JsonObject, root: JsonObject, depth: number): JsonObject
   let s = schema;
   const ref = s['$ref'];
   if (typeof ref === 'string' && ref.startsWith('#')) {
-    let target: JsonValue | undefined = root;
-    for (const part of ref.slice(1).split('/').filter(Boolean)) {
-      const key = decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~');
-      target = isJsonObject(target) && Object.hasOwn(target, key) ? target[key] : undefined;
-    }
-    if (!isJsonObject(target)) return [];
+    const target = localRefTarget(ref, root);
+    if (target === undefined) return [];
     s = target;
     if (typeof s['$ref'] === 'string') return expand(s, root, depth + 1);
   }
