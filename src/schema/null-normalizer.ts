@@ -142,6 +142,18 @@ function resolve(schema: JsonObject, root: JsonObject): JsonObject {
 }
 
 /**
+ * A record: no fixed properties, and one schema for the values of any key. The `openai-strict` profile
+ * sends exactly these as `{ key, value }` entry lists and the normaliser turns exactly these back, so
+ * both ask here.
+ */
+export function isRecordSchema(s: JsonObject): boolean {
+  const properties = s['properties'];
+  return (
+    isObject(s['additionalProperties']) && (!isObject(properties) || Object.keys(properties).length === 0)
+  );
+}
+
+/**
  * The object a local `$ref` (`#/$defs/x`, `#/definitions/x`, JSON Pointer escapes decoded) names in
  * `root`, following own keys only; undefined for a non-local reference or one that names no object.
  * Shared by the schema layer (null normaliser, strict profile, validation messages).
@@ -202,10 +214,9 @@ function planFor(
     }
   }
   const properties = s['properties'];
-  const extra = s['additionalProperties'];
-  if (isObject(extra) && (!isObject(properties) || Object.keys(properties).length === 0)) {
+  if (isRecordSchema(s)) {
     seen.set(s, undefined);
-    const plan: RecordPlan = { values: planFor(extra, root, seen) };
+    const plan: RecordPlan = { values: planFor(s['additionalProperties'] as JsonObject, root, seen) };
     seen.set(s, plan);
     return plan;
   }

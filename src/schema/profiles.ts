@@ -3,7 +3,7 @@
  */
 import { ToolbusError } from '../tools/errors.js';
 import type { JsonObject, JsonValue, ObjectJsonSchema } from './json.js';
-import { admitsNull, localRefTarget } from './null-normalizer.js';
+import { admitsNull, isRecordSchema, localRefTarget } from './null-normalizer.js';
 import type { ToolSchema } from './tool-schema.js';
 
 /** The provider dialects a schema can be compiled to. */
@@ -297,14 +297,6 @@ class OpenAIStrictCompiler {
 
 /** The note added to a record's description under `openai-strict`. */
 const RECORD_ENTRIES_NOTE = 'a map, given as a list of { key, value } entries';
-
-/** A record: no fixed properties, and one schema for the values of any key. */
-function isRecordSchema(s: JsonObject): boolean {
-  const properties = s['properties'];
-  return (
-    isObject(s['additionalProperties']) && (!isObject(properties) || Object.keys(properties).length === 0)
-  );
-}
 
 /** Makes a compiled property schema nullable, keeping its description on the outside. */
 function nullable(compiled: JsonValue, source: JsonValue): JsonValue {
