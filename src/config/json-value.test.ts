@@ -67,3 +67,17 @@ describe('toJsonValue', () => {
     assert.throws(() => toJsonValue(cyclic), { code: 'invalid-config', message: /cycle/ });
   });
 });
+
+describe('nesting limit', () => {
+  test('text or values nested deeper than MAX_JSON_DEPTH are refused with invalid-config naming the limit', () => {
+    const deepText = '['.repeat(100_000) + ']'.repeat(100_000);
+    assert.throws(() => parseJsonValue(deepText, { what: "config item 'tool/x'" }), {
+      code: 'invalid-config',
+      message: /config item 'tool\/x': nests deeper than 512 levels/,
+    });
+    let deep: unknown[] = [];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    assert.throws(() => toJsonValue(deep), { code: 'invalid-config', message: /deeper than 512 levels/ });
+    assert.ok(Array.isArray(parseJsonValue('['.repeat(512) + ']'.repeat(512))), 'the limit itself is fine');
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * @module Parsing config values as JSON, with the line, column and offset of the first error.
  */
-import { findJsonError, type JsonValue } from '../schema/index.js';
+import { MAX_JSON_DEPTH, findJsonError, jsonDepth, type JsonValue } from '../schema/index.js';
 import { ToolbusError } from '../tools/index.js';
 
 /** Options of {@link parseJsonValue}. */
@@ -14,9 +14,11 @@ export interface ParseJsonValueOptions {
  * Parses JSON text into a {@link JsonValue}.
  *
  * @throws ToolbusError `invalid-config` naming the line, column and position of the error, e.g.
- *   `config item 'tool/x': invalid JSON at line 3, column 9 (position 27): unexpected '}'; expected a value`.
+ *   `config item 'tool/x': invalid JSON at line 3, column 9 (position 27): unexpected '}'; expected a value`,
+ *   or that it nests deeper than {@link MAX_JSON_DEPTH} levels.
  */
 export function parseJsonValue(text: string, options: ParseJsonValueOptions = {}): JsonValue {
+  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw tooDeep(options.what ?? 'value');
   try {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
@@ -39,7 +41,9 @@ export function parseJsonValue(text: string, options: ParseJsonValueOptions = {}
 export function toJsonValue(value: unknown, options: ParseJsonValueOptions = {}): JsonValue {
   const what = options.what ?? 'value';
   const seen = new Set<object>();
-  const visit = (v: unknown, path: string): JsonValue => {
+  // The depth is bounded as the copy goes: beyond it, this recursion (and every later walk) would
+  // overflow the stack.
+  const visit = (v: unknown, path: string, depth = 1): JsonValue => {
     if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
     if (typeof v === 'number') {
       if (Number.isFinite(v)) return v;
@@ -47,9 +51,10 @@ export function toJsonValue(value: unknown, options: ParseJsonValueOptions = {})
     }
     if (typeof v !== 'object') throw notJson(what, path, `a ${typeof v} has no JSON form`);
     if (seen.has(v)) throw notJson(what, path, 'it refers back to itself (a cycle)');
+    if (depth > MAX_JSON_DEPTH) throw tooDeep(what);
     seen.add(v);
     try {
-      if (Array.isArray(v)) return v.map((item, i) => visit(item, `${path}[${i}]`));
+      if (Array.isArray(v)) return v.map((item, i) => visit(item, `${path}[${i}]`, depth + 1));
       const proto = Object.getPrototypeOf(v) as unknown;
       if (proto !== Object.prototype && proto !== null) {
         throw notJson(what, path, 'expected a plain object, array, string, number, boolean or null');
@@ -57,7 +62,7 @@ export function toJsonValue(value: unknown, options: ParseJsonValueOptions = {})
       const out: { [key: string]: JsonValue } = {};
       for (const [k, item] of Object.entries(v)) {
         if (item === undefined) continue; // as JSON.stringify does
-        out[k] = visit(item, `${path}.${k}`);
+        out[k] = visit(item, `${path}.${k}`, depth + 1);
       }
       return out;
     } finally {
@@ -65,6 +70,13 @@ export function toJsonValue(value: unknown, options: ParseJsonValueOptions = {})
     }
   };
   return visit(value, 'value');
+}
+
+function tooDeep(what: string): ToolbusError {
+  return new ToolbusError(
+    'invalid-config',
+    `${what}: nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects; flatten it`,
+  );
 }
 
 function notJson(what: string, path: string, reason: string): ToolbusError {

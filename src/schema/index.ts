@@ -18,3 +18,4 @@ export { createNullNormalizer, admitsNull } from './null-normalizer.js';
 export type { NullNormalizer } from './null-normalizer.js';
 export { findJsonError } from './json-error.js';
 export type { JsonErrorPosition } from './json-error.js';
+export { MAX_JSON_DEPTH, jsonDepth } from './json-depth.js';
