@@ -12,3 +12,11 @@ export { ProblemSeverity } from './tool-type.js';
 export type { ToolTypeFactory, ToolTypeContext, RegistryProblem } from './tool-type.js';
 export { textCompletionToolType, promptToolType, renderTemplate } from './model-tools.js';
 export { TOOL_TYPE_PROVIDERS } from './builtin-tool-types.js';
+export {
+  ALLOW_COMMANDS_VARIABLE,
+  ALLOW_ENV_VARIABLE,
+  assertConfigAllowed,
+  configAllowlistFromEnv,
+  configPrivileges,
+} from './config-allowlist.js';
+export type { ConfigAllowlist, ConfigPrivileges } from './config-allowlist.js';

@@ -28,6 +28,7 @@ import {
   toolServiceToolType,
   toolTypeOf,
 } from './builtin-tool-types.js';
+import { assertConfigAllowed, configAllowlistFromEnv, type ConfigAllowlist } from './config-allowlist.js';
 import { promptToolType, textCompletionToolType } from './model-tools.js';
 import type { RegistryProblem, ToolTypeContext, ToolTypeFactory } from './tool-type.js';
 
@@ -82,6 +83,15 @@ export interface ToolRegistryOptions {
    * @default DEFAULT_REGISTRY_BUILD_TIMEOUT_MS (30000)
    */
   buildTimeoutMs?: number;
+  /**
+   * The programs (`mcp/<id>` items with `command`) and environment variables (`{ "env": NAME }` header
+   * values) config may use. Checked on every tool item, config or announced, and on every item its
+   * factory looks up, before the factory runs or a process is started: a tool that needs something not
+   * listed is refused with code `not-allowed` in {@link ToolRegistry.problems} and never goes live. Read
+   * once, at construction.
+   * @default configAllowlistFromEnv(process.env): TOOLBUS_ALLOW_COMMANDS and TOOLBUS_ALLOW_ENV, else none
+   */
+  allowlist?: ConfigAllowlist;
 }
 
 /** What {@link ToolRegistry.onChange} listeners receive after the tool set changed. */
@@ -155,6 +165,9 @@ interface Instance {
  *   **On a name conflict, config wins over announcements**: an announced tool whose name a config tool
  *   already uses is left out (reported as a warning). A config `tool-service` item also wins over an
  *   announced service of the same id for config tools; announced tools always use their own service.
+ * - **Only what the operator allows.** A tool whose item (or an item it looks up, such as its
+ *   `mcp/<id>`) runs a program or reads an environment variable not in {@link ToolRegistryOptions.allowlist}
+ *   is refused (code `not-allowed`) before its factory runs, however the config was written.
  *
  * @example
  * ```ts
@@ -178,6 +191,7 @@ export class ToolRegistry {
   readonly #now: () => number;
   readonly #clients: ToolServiceClientCache | undefined;
   readonly #ownsClients: boolean;
+  readonly #allowlist: Required<ConfigAllowlist>;
 
   #config = new Map<string, Map<string, StoredItem>>();
   /** Watched changes at or below this store revision are already in `#config` (from a refresh). */
@@ -224,6 +238,9 @@ export class ToolRegistry {
       );
     }
     this.#now = options.now ?? Date.now;
+    // Copied, so a caller changing its arrays later cannot widen what this registry allows.
+    const allowlist = options.allowlist ?? configAllowlistFromEnv(process.env);
+    this.#allowlist = { commands: [...(allowlist.commands ?? [])], env: [...(allowlist.env ?? [])] };
     this.#ownsClients = options.clients === undefined && options.bus !== undefined;
     this.#clients = options.clients ?? (options.bus ? new ToolServiceClientCache(options.bus) : undefined);
     this.tools = new LiveToolSet([], options.toolSetOptions ?? {});
@@ -751,6 +768,10 @@ export class ToolRegistry {
     const controller = new AbortController();
     const lookups: Built['lookups'] = new Map();
     const warnings: string[] = [];
+    // The first item the allowlist refused. Factories may catch a lookup's error and throw their own
+    // (mcp-tool wraps it in `invalid-config`), or carry on without the item: the refusal is reported
+    // either way, and the tool never goes live.
+    let refused: unknown;
     const ctx: ToolTypeContext = {
       key,
       bus: this.#bus,
@@ -759,6 +780,12 @@ export class ToolRegistry {
       lookup: (type, itemKey) => {
         const value = lookup(type, itemKey);
         lookups.set(`${type}/${itemKey}`, { type, key: itemKey, json: jsonOf(value) });
+        try {
+          assertConfigAllowed(this.#allowlist, type, itemKey, value);
+        } catch (error) {
+          refused ??= error;
+          throw error;
+        }
         return value === undefined ? undefined : structuredClone(value);
       },
       warn: (message) => void warnings.push(message),
@@ -778,15 +805,18 @@ export class ToolRegistry {
           );
     const build = async (): Promise<BuildResult> => {
       try {
+        // Before the factory: nothing of a refused item may run, not even its type's checks.
+        assertConfigAllowed(this.#allowlist, 'tool', key, descriptor);
         const { type, descriptor: object } = toolTypeOf(descriptor, ctx);
         const factory = this.#factories.get(type);
         if (!factory) throw unknownType(type, key, [...this.#factories.keys()]);
         const tool = await factory(structuredClone(object), ctx);
+        if (refused !== undefined) throw refused;
         validateToolName(tool.name);
         return { built: { descriptorJson, lookups, tool, warnings, controller } };
       } catch (error) {
         controller.abort();
-        return { error };
+        return { error: refused ?? error };
       }
     };
     void build().then((result) => {

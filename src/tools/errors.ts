@@ -37,6 +37,9 @@ export const ToolbusErrorCode = {
   InvalidName: 'invalid-name',
   InvalidSchema: 'invalid-schema',
   Usage: 'usage',
+  Unauthorized: 'unauthorized',
+  Forbidden: 'forbidden',
+  NotAllowed: 'not-allowed',
 } as const;
 /** One of {@link ToolbusErrorCode}'s values. */
 export type ToolbusErrorCode = (typeof ToolbusErrorCode)[keyof typeof ToolbusErrorCode];

@@ -44,6 +44,8 @@ test('http config items become live tools; a bad item is reported and skipped; e
 
   const registry = new ToolRegistry({
     store,
+    // The weather tool's Authorization header reads WEATHER_TOKEN, which config may do only when listed.
+    allowlist: { env: ['WEATHER_TOKEN'] },
     toolTypes: { http: httpToolType({ env: { WEATHER_TOKEN: 'tok' }, allowedHosts: ['127.0.0.1'] }) },
   });
   t.after(() => registry.close());

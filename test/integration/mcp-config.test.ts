@@ -18,7 +18,11 @@ import { SqliteConfigStore } from '../../src/config/sqlite/index.js';
 import { ToolRegistry } from '../../src/registry/index.js';
 import { ROOT, STDIO_SERVER } from '../fixtures/mcp-spawn.js';
 
-const fixtureServer = { command: process.execPath, args: ['--import', 'tsx', STDIO_SERVER], cwd: ROOT };
+const fixtureServer = { command: process.execPath, args: ['--import', 'tsx', STDIO_SERVER] };
+/** TOOLBUS_ALLOW_COMMANDS for the fixture: that program with those arguments only (quoted: paths may hold spaces). */
+const ALLOW_FIXTURE = `"${process.execPath}" --import tsx "${STDIO_SERVER}"`;
+/** Config may start the fixture server and nothing else. */
+const allowlist = { commands: [ALLOW_FIXTURE] };
 
 test(
   'mcp-tool items share one session per server; arguments from config or from the server',
@@ -26,7 +30,7 @@ test(
   async (t) => {
     const store = new MemoryConfigStore();
     const mcpTools = mcpToolType();
-    const registry = new ToolRegistry({ store, toolTypes: { 'mcp-tool': mcpTools } });
+    const registry = new ToolRegistry({ store, allowlist, toolTypes: { 'mcp-tool': mcpTools } });
     t.after(async () => {
       await registry.close();
       await mcpTools.close();
@@ -91,7 +95,7 @@ test(
       'remote-name': 'add',
       description: 'kept',
     });
-    const imported = await importMcpTools(store, 'fixture', { prefix: 'fx_' });
+    const imported = await importMcpTools(store, 'fixture', { prefix: 'fx_', allowlist });
     const byRemote = new Map(imported.map((i) => [i.remoteName, i]));
     assert.equal(byRemote.get('echo')?.status, 'written');
     assert.equal(byRemote.get('echo')?.hasArguments, false);
@@ -115,7 +119,7 @@ test(
     );
     assert.equal(byRemote.get('slow')?.hasArguments, false);
 
-    const registry = new ToolRegistry({ store, toolTypes: { 'mcp-tool': mcpTools } });
+    const registry = new ToolRegistry({ store, allowlist, toolTypes: { 'mcp-tool': mcpTools } });
     t.after(() => registry.close());
     await registry.start();
     assert.deepEqual(registry.problems(), []);
@@ -129,7 +133,7 @@ test(
     );
     assert.equal(mcpTools.sessionCount, 1);
 
-    await assert.rejects(importMcpTools(store, 'nope'), /config 'mcp\/nope' does not exist/);
+    await assert.rejects(importMcpTools(store, 'nope', { allowlist }), /config 'mcp\/nope' does not exist/);
   },
 );
 
@@ -140,7 +144,7 @@ test(
     const store = new MemoryConfigStore();
     t.after(() => store.close());
     await store.put('mcp', 'fixture', fixtureServer);
-    const imported = await importMcpTools(store, 'fixture', { include: ['echo', 'ecko'] });
+    const imported = await importMcpTools(store, 'fixture', { include: ['echo', 'ecko'], allowlist });
     assert.deepEqual(
       imported.map((i) => [i.remoteName, i.key, i.status]),
       [
@@ -173,7 +177,7 @@ test(
       stdin: new PassThrough(),
       stdout,
       stderr,
-      env: {},
+      env: { TOOLBUS_ALLOW_COMMANDS: ALLOW_FIXTURE },
       cwd: dir,
       signal: new AbortController().signal,
     });
@@ -186,6 +190,8 @@ test(
       new StdioClientTransport({
         command: process.execPath,
         args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'mcp', 'serve', '--store', dbPath],
+        // The registry of `mcp serve` starts the fixture server for the imported tools.
+        env: { TOOLBUS_ALLOW_COMMANDS: ALLOW_FIXTURE },
         cwd: ROOT,
         stderr: 'ignore',
       }),

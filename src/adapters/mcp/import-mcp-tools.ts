@@ -3,6 +3,7 @@
  * the server in `mcp/<id>`, so nobody writes `arguments` by hand.
  */
 import type { ConfigStore } from '../../config/index.js';
+import { assertConfigAllowed, configAllowlistFromEnv, type ConfigAllowlist } from '../../registry/index.js';
 import type { JsonObject, JsonValue } from '../../schema/index.js';
 import { ToolbusError, encodeToolName, isToolbusError } from '../../tools/index.js';
 import { parseMcpConfig } from './mcp-config.js';
@@ -22,6 +23,13 @@ export interface ImportMcpToolsOptions extends McpSessionOptions {
    * `missing`. @default every tool
    */
   include?: readonly string[];
+  /**
+   * The programs an `mcp/<id>` item may start (its `command`), as the registry checks them: importing
+   * connects to the server, so a `command` not listed is refused with `not-allowed` before anything
+   * is started.
+   * @default configAllowlistFromEnv(process.env): TOOLBUS_ALLOW_COMMANDS and TOOLBUS_ALLOW_ENV, else none
+   */
+  allowlist?: ConfigAllowlist;
 }
 
 /** What {@link importMcpTools} did for one remote tool. */
@@ -76,7 +84,8 @@ export function schemaToArguments(definition: McpToolDefinition): JsonObject[] |
  * valid characters reversibly). A name in `include` that the server does not offer is returned with
  * status `missing`.
  *
- * Rejects with `ToolbusError`: `invalid-config` (no or bad `mcp/<id>`), `unavailable` (server unreachable).
+ * Rejects with `ToolbusError`: `invalid-config` (no or bad `mcp/<id>`), `not-allowed` (its `command` is
+ * not in the allowlist, see {@link ImportMcpToolsOptions.allowlist}), `unavailable` (server unreachable).
  *
  * @example
  * ```ts
@@ -90,6 +99,8 @@ export async function importMcpTools(
   options: ImportMcpToolsOptions = {},
 ): Promise<ImportedMcpTool[]> {
   const item = await store.get('mcp', id);
+  // Whoever can write config must not get to run a program by asking for an import.
+  assertConfigAllowed(options.allowlist ?? configAllowlistFromEnv(process.env), 'mcp', id, item?.value);
   const config = parseMcpConfig(id, item?.value);
   const session = new McpSession(config.params, options);
   try {

@@ -3,6 +3,12 @@
  */
 import { existsSync } from 'node:fs';
 import { parseJsonValue, type ConfigItem, type ConfigStore } from '../../config/index.js';
+import {
+  ALLOW_COMMANDS_VARIABLE,
+  ALLOW_ENV_VARIABLE,
+  assertConfigAllowed,
+  configAllowlistFromEnv,
+} from '../../registry/index.js';
 import type { JsonValue } from '../../schema/index.js';
 import { isToolbusError } from '../../tools/index.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
@@ -48,7 +54,16 @@ put checks tool-service items (and the tools that use them), and tool items of t
 against their service, as the registry will, and prints on stderr what it would skip or warn about;
 the item is stored anyway.
 
-Exit codes: 0 success, 1 error (bad JSON, item not found, conflict, store problem), 2 usage.
+Config may run a program (an mcp item's "command") or read an environment variable (a header
+value {"env": "NAME"} of an http tool) only when the operator allows it, so that whoever can write
+config cannot run commands or send secrets anywhere:
+  ${ALLOW_COMMANDS_VARIABLE}   programs config may start, comma-separated; an entry may add the
+                           arguments a call must start with ('npx -y @scope/server'); * allows all
+  ${ALLOW_ENV_VARIABLE}        variables config may read, comma-separated; * is a wildcard (WEATHER_*)
+Both default to none. put refuses such an item unless its environment allows it. The registry
+enforces them when it builds tools, so set them for 'toolbus up' (and 'toolbus mcp import') too.
+
+Exit codes: 0 success, 1 error (bad JSON, item not found, conflict, not allowed, store problem), 2 usage.
 
 Examples (a tool service, then a tool that uses it, as in TrustGraph's tool-services spec; many
 tools can share one service, each with its own values for the service's config-params):
@@ -117,10 +132,18 @@ export const command: CliCommand = {
           `${action} takes TYPE/KEY${action === 'put' ? ' [JSON]' : ''}, got ${rest.length} arguments`,
         );
       }
-      address = parseAddress(rest[0], values, action);
+      const target = parseAddress(rest[0], values, action);
+      address = target;
       if (action === 'put') {
-        assertKnownType(address.type, values['any-type'] === true);
+        assertKnownType(target.type, values['any-type'] === true);
         valueText = await readValue(rest[1], values, io);
+        // Refused before the store is opened: nothing is stored. Text that is not JSON passes here
+        // and is reported by put (with the line and column).
+        const refusal = refusalOf(io, target.type, target.key, valueText);
+        if (refusal !== undefined) {
+          io.stderr.write(`toolbus config: error: ${refusal}\n`);
+          return ExitCode.Error;
+        }
       }
     }
 
@@ -208,6 +231,25 @@ export const command: CliCommand = {
     }
   },
 };
+
+/**
+ * Why the allowlist of `io.env` (TOOLBUS_ALLOW_COMMANDS, TOOLBUS_ALLOW_ENV) refuses the item, or
+ * `undefined` when it allows it (or the text is not JSON).
+ */
+function refusalOf(io: CliIO, type: string, key: string, text: string): string | undefined {
+  let value: JsonValue;
+  try {
+    value = parseJsonValue(text);
+  } catch {
+    return undefined;
+  }
+  try {
+    assertConfigAllowed(configAllowlistFromEnv(io.env), type, key, value);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
 
 /** A get, list or delete on a SQLite file that does not exist yet. */
 function missingFile(

@@ -3,6 +3,7 @@
  * tool of an MCP server into config (`import`).
  */
 import type { CliCommand, CliIO } from '../command.js';
+import { configAllowlistFromEnv } from '../../registry/index.js';
 import { importLeaf } from '../import-leaf.js';
 import { ExitCode, UsageError } from '../command.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
@@ -18,7 +19,9 @@ serve    Serve every tool of the registry (config tools, tool services on the bu
          Tool services in other processes answer only over a shared bus (--nats); to serve the
          embedded 'toolbus up', connect the MCP client to its http://127.0.0.1:8888/mcp instead.
 import   Connect to the MCP server in config item mcp/<id> and write one tool/<name> item of type
-         mcp-tool for each of its tools, with arguments from the server's schema.
+         mcp-tool for each of its tools, with arguments from the server's schema. An item with
+         'command' starts that program, so it must be listed in TOOLBUS_ALLOW_COMMANDS (in the
+         environment of this command and of 'toolbus up'; see 'toolbus config --help').
 
 Options:
   --prefix P         prepend P to every imported tool name
@@ -28,6 +31,7 @@ ${CONNECTION_FLAGS_HELP}
   -h, --help         show this help
 
 Examples:
+  export TOOLBUS_ALLOW_COMMANDS='npx -y @modelcontextprotocol/server-everything'
   toolbus config put mcp/everything '{"command":"npx","args":["-y","@modelcontextprotocol/server-everything"]}'
   toolbus mcp import everything --prefix everything_
   claude mcp add toolbus -- toolbus mcp serve --nats nats://127.0.0.1:4222
@@ -97,6 +101,7 @@ async function importTools(argv: string[], io: CliIO): Promise<number> {
       .filter(Boolean);
     const imported = await importMcpTools(store, id, {
       signal: io.signal,
+      allowlist: configAllowlistFromEnv(io.env),
       ...(values.prefix !== undefined ? { prefix: values.prefix } : {}),
       ...(values.overwrite ? { overwrite: true } : {}),
       ...(include ? { include } : {}),
