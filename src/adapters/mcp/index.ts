@@ -35,6 +35,7 @@ export type {
   ServeMcpStdioOptions,
   McpHttpHandlerOptions,
   McpHttpHandler,
+  McpHttpRequest,
   McpStdioBridge,
 } from './mcp-server-bridge.js';
 export { parseMcpConfig } from './mcp-config.js';

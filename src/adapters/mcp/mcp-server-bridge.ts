@@ -17,7 +17,7 @@ import {
   type Tool as McpToolDefinition,
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import type { Tool, ToolProvider } from '../../tools/index.js';
+import { ToolbusError, type Tool, type ToolProvider } from '../../tools/index.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
 export type McpBridgeTools = ToolProvider & {
@@ -49,17 +49,53 @@ export interface ServeMcpStdioOptions extends McpBridgeOptions {
 
 /** Options of {@link createMcpHttpHandler}. */
 export interface McpHttpHandlerOptions extends McpBridgeOptions {
-  /** Most 2025-era sessions kept at once; the oldest is closed beyond it. @default 1000 */
+  /**
+   * Most 2025-era sessions open at once, over all clients (sessions still initializing count). At the
+   * cap a new `initialize` gets HTTP 503; live sessions are never evicted to make room. A positive
+   * integer, or `Infinity` for no cap.
+   * @default 1000
+   */
   maxSessions?: number;
+  /**
+   * Most 2025-era sessions open at once for one client (see {@link McpHttpRequest.client}); sessions
+   * still initializing count. At the cap a new `initialize` gets HTTP 503. A positive integer, or
+   * `Infinity` for no cap.
+   * @default 32
+   */
+  maxSessionsPerClient?: number;
+  /**
+   * How long a 2025-era session may stay idle (no request in flight, no GET stream open) before it is
+   * closed and forgotten; a later request with its id gets 404 "Session not found". Counted from the end
+   * of its last request. Positive milliseconds, or `Infinity` to keep idle sessions until they are
+   * deleted.
+   * @default 600_000 (10 minutes)
+   */
+  sessionIdleMs?: number;
   /** Out-of-band errors. @default ignored */
   onError?: (error: Error) => void;
 }
 
+/** What the caller of an {@link McpHttpHandler} already knows about a request. */
+export interface McpHttpRequest {
+  /**
+   * The POST body, already read and parsed by the caller (with its own size and depth limits): the
+   * handler then never reads the request stream. Ignored for other methods.
+   * @default undefined: the handler reads and parses the body itself (at most 4 MiB)
+   */
+  parsedBody?: unknown;
+  /**
+   * The identity the per-client session cap (`maxSessionsPerClient`) counts against, e.g. the
+   * authenticated principal plus the remote address.
+   * @default the request's remote address, or 'unknown'
+   */
+  client?: string;
+}
+
 /** A Node `(req, res)` handler serving MCP over Streamable HTTP, for the gateway's `/mcp` path. */
 export interface McpHttpHandler {
-  (req: IncomingMessage, res: ServerResponse): Promise<void>;
+  (req: IncomingMessage, res: ServerResponse, request?: McpHttpRequest): Promise<void>;
   /** The same as calling the handler. */
-  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  handle(req: IncomingMessage, res: ServerResponse, request?: McpHttpRequest): Promise<void>;
   /** Ends every session and stream. Idempotent. */
   close(): Promise<void>;
 }
@@ -172,14 +208,68 @@ export function serveMcpStdio(tools: McpBridgeTools, options: ServeMcpStdioOptio
   };
 }
 
+/** Idle time after which a 2025-era session is closed: 10 minutes. */
+const DEFAULT_SESSION_IDLE_MS = 600_000;
+
+/** One 2025-era session, from the moment its `initialize` reserved a slot under the caps. */
+interface SessionSlot {
+  readonly client: string;
+  readonly transport: NodeStreamableHTTPServerTransport;
+  /** Responses of the session still open: requests in flight and GET (SSE) streams. */
+  open: number;
+  /** `Date.now()` when the last open response ended. */
+  idleSince: number;
+}
+
+/** Checks a cap option: a positive integer or `Infinity`. */
+function sessionCap(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (value === Infinity || (typeof value === 'number' && Number.isInteger(value) && value > 0)) {
+    return value;
+  }
+  throw new ToolbusError(
+    'invalid-config',
+    `createMcpHttpHandler: option '${name}' must be a positive integer (Infinity for no cap), got ${String(value)}`,
+  );
+}
+
+/** Checks `sessionIdleMs`: positive milliseconds or `Infinity`. */
+function idleTimeout(value: unknown): number {
+  if (value === undefined) return DEFAULT_SESSION_IDLE_MS;
+  if (typeof value === 'number' && value > 0 && !Number.isNaN(value)) return value;
+  throw new ToolbusError(
+    'invalid-config',
+    `createMcpHttpHandler: option 'sessionIdleMs' must be a positive number of milliseconds (Infinity to keep idle sessions), got ${String(value)}`,
+  );
+}
+
+/** `600000` → `'10 minutes'`, `1500` → `'1.5 s'`, `200` → `'200 ms'`. */
+function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${Number((ms / 1000).toFixed(1))} s`;
+  const minutes = Number((ms / 60_000).toFixed(1));
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+}
+
+/** A client identity fit for an error message: one line, at most 100 characters. */
+function quoteClient(client: string): string {
+  const line = client.replace(/[\r\n]+/g, ' ');
+  return `'${line.length > 100 ? `${line.slice(0, 100)}…` : line}'`;
+}
+
 /**
- * A Node `(req, res)` handler serving `tools` over Streamable HTTP: 2026-07-28 requests statelessly
- * (`tools/list_changed` on `subscriptions/listen` streams), 2025-era clients with sessions (list changes
- * pushed on their GET stream). Mount it at the gateway's `/mcp` path.
+ * A Node `(req, res, request?)` handler serving `tools` over Streamable HTTP: 2026-07-28 requests
+ * statelessly (`tools/list_changed` on `subscriptions/listen` streams), 2025-era clients with sessions
+ * (list changes pushed on their GET stream). Mount it at the gateway's `/mcp` path.
+ *
+ * 2025-era sessions are bounded: at most `maxSessionsPerClient` per client and `maxSessions` in all (a
+ * new `initialize` beyond either gets HTTP 503, and no live session is evicted for it), and a session
+ * idle for `sessionIdleMs` is closed. A caller that already parsed the POST body passes it as
+ * `request.parsedBody`, and the stream is not read again.
  *
  * @example
  * ```ts
- * const mcp = createMcpHttpHandler(registry.tools);
+ * const mcp = createMcpHttpHandler(registry.tools, { maxSessionsPerClient: 8 });
  * http.createServer((req, res) => void (req.url === '/mcp' ? mcp(req, res) : other(req, res)));
  * ```
  */
@@ -187,14 +277,20 @@ export function createMcpHttpHandler(
   tools: McpBridgeTools,
   options: McpHttpHandlerOptions = {},
 ): McpHttpHandler {
-  const maxSessions = options.maxSessions ?? 1000;
+  const maxSessions = sessionCap('maxSessions', options.maxSessions, 1000);
+  const maxSessionsPerClient = sessionCap('maxSessionsPerClient', options.maxSessionsPerClient, 32);
+  const sessionIdleMs = idleTimeout(options.sessionIdleMs);
   const onError = options.onError;
   const modern = createMcpHandler(() => buildServer(tools, options, false), {
     ...(onError ? { onerror: onError } : {}),
   });
   const modernNode = toNodeHandler(modern, onError ? { onerror: onError } : {});
   const unsubscribe = subscribe(tools, () => modern.notify.toolsChanged());
-  const sessions = new Map<string, NodeStreamableHTTPServerTransport>();
+  /** Initialized sessions by id. */
+  const sessions = new Map<string, SessionSlot>();
+  /** Every slot counted against the caps: initialized sessions and those still initializing. */
+  const slots = new Set<SessionSlot>();
+  const slotsPerClient = new Map<string, number>();
   let closed = false;
 
   const jsonRpcError = (res: ServerResponse, status: number, code: number, message: string): void => {
@@ -202,11 +298,81 @@ export function createMcpHttpHandler(
     res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
   };
 
+  /** Why a new session of `client` is refused, or undefined when a slot is free. */
+  const capReached = (client: string): string | undefined => {
+    const remedy =
+      'close a session with DELETE /mcp (its Mcp-Session-Id header) or ' +
+      (Number.isFinite(sessionIdleMs)
+        ? `wait until idle sessions expire after ${formatDuration(sessionIdleMs)}`
+        : 'wait until one is closed');
+    const ofClient = slotsPerClient.get(client) ?? 0;
+    if (ofClient >= maxSessionsPerClient) {
+      return (
+        `MCP session limit reached: client ${quoteClient(client)} already has ${ofClient} open sessions, ` +
+        `the most allowed per client (option 'maxSessionsPerClient': ${maxSessionsPerClient}); ${remedy}`
+      );
+    }
+    if (slots.size >= maxSessions) {
+      return (
+        `MCP session limit reached: the endpoint already has ${slots.size} open sessions, the most ` +
+        `allowed (option 'maxSessions': ${maxSessions}); ${remedy}`
+      );
+    }
+    return undefined;
+  };
+
+  const reserve = (slot: SessionSlot): void => {
+    slots.add(slot);
+    slotsPerClient.set(slot.client, (slotsPerClient.get(slot.client) ?? 0) + 1);
+  };
+
+  /** Frees the slot and forgets the session. Idempotent; does not close the transport. */
+  const release = (slot: SessionSlot): void => {
+    if (!slots.delete(slot)) return;
+    const left = (slotsPerClient.get(slot.client) ?? 1) - 1;
+    if (left > 0) slotsPerClient.set(slot.client, left);
+    else slotsPerClient.delete(slot.client);
+    const id = slot.transport.sessionId;
+    if (id !== undefined && sessions.get(id) === slot) sessions.delete(id);
+  };
+
+  /** Counts `res` as open on `slot` until it closes; returns the (idempotent) end of it. */
+  const track = (slot: SessionSlot, res: ServerResponse): (() => void) => {
+    slot.open += 1;
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      slot.open -= 1;
+      slot.idleSince = Date.now();
+    };
+    res.once('close', end);
+    return end;
+  };
+
+  const sweep = (): void => {
+    const now = Date.now();
+    for (const slot of sessions.values()) {
+      if (slot.open === 0 && now - slot.idleSince >= sessionIdleMs) {
+        release(slot);
+        slot.transport.close().catch(() => undefined);
+      }
+    }
+  };
+  const sweeper = Number.isFinite(sessionIdleMs)
+    ? setInterval(sweep, Math.max(50, Math.min(sessionIdleMs / 2, 60_000)))
+    : undefined;
+  sweeper?.unref();
+
   // Never rejects: a `void handler(req, res)` mount must not turn an oversize body or a client that
   // hung up mid-request into an unhandled rejection.
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handle = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    request?: McpHttpRequest,
+  ): Promise<void> => {
     try {
-      await route(req, res);
+      await route(req, res, request);
     } catch (error) {
       const err = error instanceof Error ? error : new Error(String(error));
       const tooLarge = err.name === 'RequestBodyTooLargeError';
@@ -221,7 +387,11 @@ export function createMcpHttpHandler(
     }
   };
 
-  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const route = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    request: McpHttpRequest | undefined,
+  ): Promise<void> => {
     if (closed) {
       return jsonRpcError(res, 503, -32000, 'MCP endpoint closed');
     }
@@ -230,41 +400,58 @@ export function createMcpHttpHandler(
     let parsedBody: unknown;
     let legacy = sessionId !== undefined;
     if (req.method === 'POST') {
-      const web = await toWebRequest(req);
-      const text = await web.clone().text();
-      try {
-        parsedBody = text ? JSON.parse(text) : undefined;
-      } catch {
-        return jsonRpcError(res, 400, -32700, 'Parse error');
+      if (request?.parsedBody !== undefined) {
+        parsedBody = request.parsedBody;
+        // With a parsed body, toWebRequest serializes it and leaves the stream alone.
+        if (!legacy) legacy = await isLegacyRequest(await toWebRequest(req, parsedBody), parsedBody);
+      } else {
+        const web = await toWebRequest(req);
+        const text = await web.clone().text();
+        try {
+          parsedBody = text ? JSON.parse(text) : undefined;
+        } catch {
+          return jsonRpcError(res, 400, -32700, 'Parse error');
+        }
+        if (!legacy) legacy = await isLegacyRequest(web, parsedBody);
       }
-      if (!legacy) legacy = await isLegacyRequest(web, parsedBody);
     }
     if (sessionId !== undefined) {
-      const transport = sessions.get(sessionId);
-      if (!transport) return jsonRpcError(res, 404, -32001, `Session not found: '${sessionId}'`);
-      await transport.handleRequest(req, res, parsedBody);
+      const slot = sessions.get(sessionId);
+      if (!slot) return jsonRpcError(res, 404, -32001, `Session not found: '${sessionId}'`);
+      const end = track(slot, res);
+      try {
+        await slot.transport.handleRequest(req, res, parsedBody);
+      } finally {
+        if (res.writableFinished) end();
+      }
       return;
     }
     if (legacy && isInitializeRequest(parsedBody)) {
+      const client = request?.client ?? req.socket.remoteAddress ?? 'unknown';
+      const refused = capReached(client);
+      if (refused !== undefined) return jsonRpcError(res, 503, -32000, refused);
       const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, transport);
-          if (sessions.size > maxSessions) {
-            const oldest = sessions.keys().next().value;
-            if (oldest !== undefined) {
-              const evicted = sessions.get(oldest);
-              sessions.delete(oldest);
-              evicted?.close().catch(() => undefined);
-            }
-          }
+          if (slots.has(slot)) sessions.set(id, slot);
         },
       });
-      transport.onclose = () => {
-        if (transport.sessionId) sessions.delete(transport.sessionId);
-      };
-      await buildServer(tools, options, true).connect(transport);
-      await transport.handleRequest(req, res, parsedBody);
+      const slot: SessionSlot = { client, transport, open: 0, idleSince: Date.now() };
+      reserve(slot);
+      transport.onclose = () => release(slot);
+      const end = track(slot, res);
+      try {
+        await buildServer(tools, options, true).connect(transport);
+        await transport.handleRequest(req, res, parsedBody);
+      } finally {
+        if (res.writableFinished) end();
+        const id = transport.sessionId;
+        if (id === undefined || sessions.get(id) !== slot) {
+          // Initialization failed (or the endpoint closed meanwhile): free the slot.
+          release(slot);
+          transport.close().catch(() => undefined);
+        }
+      }
       return;
     }
     await modernNode(req, res, parsedBody);
@@ -274,14 +461,16 @@ export function createMcpHttpHandler(
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       closed = true;
+      if (sweeper !== undefined) clearInterval(sweeper);
       unsubscribe();
-      const open = [...sessions.values()];
-      sessions.clear();
-      await Promise.all(open.map((t) => t.close().catch(() => undefined)));
+      const open = [...slots];
+      for (const slot of open) release(slot);
+      await Promise.all(open.map((slot) => slot.transport.close().catch(() => undefined)));
       await modern.close();
     })());
 
-  const handler = ((req: IncomingMessage, res: ServerResponse) => handle(req, res)) as McpHttpHandler;
+  const handler = ((req: IncomingMessage, res: ServerResponse, request?: McpHttpRequest) =>
+    handle(req, res, request)) as McpHttpHandler;
   handler.handle = handle;
   handler.close = close;
   return handler;
