@@ -151,8 +151,11 @@ void [result, MemoryBus, DynamicToolService, ToolServiceClient, ToolRegistry, Me
   });
   const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
   assert.ok(url, out);
+  // The installed package made a token for its gateway, as a fresh checkout's `npm start` does.
+  const token = (await readFile(join(dir, 'home', 'token'), 'utf8')).trim();
   const response = await fetch(`${url}/api/v1/tools/tell-joke/invoke`, {
     method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: '{"topic":"cats"}',
   });
   const invoked = (await response.json()) as { content: string; isError: boolean };

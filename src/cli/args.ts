@@ -39,7 +39,8 @@ export const CONNECTION_FLAGS = {
 /** Help text lines for {@link GATEWAY_FLAGS}. */
 export const GATEWAY_FLAGS_HELP = `  --url URL          the running 'toolbus up' to talk to
                      (default: $TOOLBUS_URL or http://127.0.0.1:8888)
-  --token TOKEN      bearer token (default: $TOOLBUS_TOKEN)`;
+  --token TOKEN      bearer token (default: $TOOLBUS_TOKEN, else for a local gateway the token
+                     'toolbus up' wrote to $TOOLBUS_HOME/token, ./.toolbus/token by default)`;
 
 /** Help text lines for {@link CONNECTION_FLAGS}. */
 export const CONNECTION_FLAGS_HELP = `  --nats URL         talk to the bus and config on a NATS server instead (e.g. nats://127.0.0.1:4222)

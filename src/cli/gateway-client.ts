@@ -2,6 +2,8 @@
  * @module A small HTTP client for a running `toolbus up`, used by `call`, `tools` and `ask`.
  */
 import { UsageError, type CliIO } from './command.js';
+import { isLoopbackHost } from '../gateway/index.js';
+import { readTokenFile } from './token-file.js';
 
 /** The default gateway address. */
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8888';
@@ -25,15 +27,18 @@ export interface GatewayTarget {
 }
 
 /**
- * Resolves `--url`/`--token` against `TOOLBUS_URL`/`TOOLBUS_TOKEN` and the default.
+ * Resolves `--url`/`--token` against `TOOLBUS_URL`/`TOOLBUS_TOKEN` and the default. Without a token, a
+ * gateway on this machine (a loopback URL) gets the one `toolbus up` wrote to `$TOOLBUS_HOME/token`; it
+ * is never sent to another host.
  * Throws a `UsageError` when the URL is not an http(s) URL (e.g. `localhost:8888`, without the scheme),
  * which would otherwise surface as a misleading "cannot reach toolbus".
  */
 export function gatewayTarget(values: { url?: string; token?: string }, io: CliIO): GatewayTarget {
   const url = (values.url ?? io.env.TOOLBUS_URL ?? DEFAULT_GATEWAY_URL).replace(/\/+$/, '');
   let protocol: string | undefined;
+  let hostname = '';
   try {
-    protocol = new URL(url).protocol;
+    ({ protocol, hostname } = new URL(url));
   } catch {
     // not a URL at all
   }
@@ -43,7 +48,11 @@ export function gatewayTarget(values: { url?: string; token?: string }, io: CliI
       `${source} must be an http:// or https:// URL such as ${DEFAULT_GATEWAY_URL}, got '${url}'`,
     );
   }
-  return { url, token: values.token ?? io.env.TOOLBUS_TOKEN };
+  const token =
+    values.token ??
+    (io.env.TOOLBUS_TOKEN || undefined) ??
+    (isLoopbackHost(hostname) ? readTokenFile(io) : undefined);
+  return { url, token };
 }
 
 /** Sends a request to the gateway; resolves with the response (2xx or SSE) or rejects with a clear error. */
@@ -83,7 +92,11 @@ export async function gatewayFetch(
     // Not JSON: keep the status line.
   }
   if (response.status === 401) {
-    message += target.token ? ' (the token was refused)' : ' (set TOOLBUS_TOKEN or pass --token)';
+    message = target.token
+      ? `${message} (the token was refused: is it the one of this 'toolbus up'? Run the command in the folder ` +
+        'where toolbus up runs, or with the same TOOLBUS_HOME, or pass --token)'
+      : `${message} (no token found: run the command in the folder where 'toolbus up' runs, or with the same ` +
+        'TOOLBUS_HOME, so it reads .toolbus/token; or set TOOLBUS_TOKEN or pass --token)';
   }
   throw new GatewayRequestError(message, response.status, code);
 }

@@ -8,7 +8,7 @@ import type { ConfigStore } from '../config/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
 import type { ToolProvider } from '../tools/index.js';
 import { createGateway, type Gateway, type GatewayAgent } from '../gateway/index.js';
-import { ToolRegistry } from '../registry/index.js';
+import { ToolRegistry, configAllowlistFromEnv } from '../registry/index.js';
 import { AgentClient, AgentService, ToolUseAgent } from '../agents/index.js';
 import type { DynamicToolService } from '../services/index.js';
 import { busNatsUrl, openBus, openConfigStore, describeStore } from './connect.js';
@@ -22,7 +22,12 @@ export interface SystemOptions {
   /** Start the example joke service and load its descriptors. */
   examples: boolean;
   model?: ChatCompletionClient | undefined;
+  /** The gateway's bearer token; required unless `noAuth`. */
   token?: string | undefined;
+  /** Serve the gateway without a token (loopback only). */
+  noAuth?: boolean;
+  allowedHosts?: readonly string[];
+  allowedOrigins?: readonly string[];
   agentUnavailableMessage: string;
 }
 
@@ -112,6 +117,9 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       }
     }
   };
+  // The operator's allowlist, from the environment of this process: enforced by the registry where tools
+  // are built, and by the gateway's config PUT.
+  const allowlist = configAllowlistFromEnv(io.env);
   try {
     const flags = { nats: options.nats, store: options.store };
     const busNats = busNatsUrl(flags, io); // the bus openBus picks, so the banner names it
@@ -131,6 +139,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     const registry = new ToolRegistry({
       store,
       bus,
+      allowlist,
       ...(options.model ? { model: options.model } : {}),
       toolTypes: defaultToolTypes(),
     });
@@ -152,7 +161,9 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     }
 
     const { createMcpHttpHandler } = await importLeaf('mcp', () => import('../adapters/mcp/index.js'));
-    const mcp = createMcpHttpHandler(registry.tools);
+    const onError = (error: Error): void =>
+      void io.stderr.write(`toolbus: gateway: ${error.stack ?? error.message}\n`);
+    const mcp = createMcpHttpHandler(registry.tools, { onError });
     cleanups.push(() => mcp.close());
 
     const gateway = createGateway({
@@ -160,9 +171,13 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       store,
       ...(agent ? { agent } : {}),
       agentUnavailableMessage: options.agentUnavailableMessage,
-      ...(options.token ? { token: options.token } : {}),
+      ...(options.token ? { token: options.token } : { noAuth: options.noAuth === true }),
+      allowedHosts: options.allowedHosts ?? [],
+      allowedOrigins: options.allowedOrigins ?? [],
+      allowlist,
+      onError,
       problems: () => registry.problems(),
-      mcpHandler: (req, res) => mcp.handle(req, res),
+      mcpHandler: (req, res, request) => mcp.handle(req, res, request),
     });
     cleanups.push(() => gateway.close());
 

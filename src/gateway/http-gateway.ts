@@ -1,57 +1,50 @@
 /**
  * @module The HTTP gateway: a small JSON API over the live tool set, the config store and the agent,
- * plus an optional MCP endpoint at `/mcp`.
+ * plus an optional MCP endpoint at `/mcp`. Secure by default: a bearer token on every route but a bare
+ * liveness check, `Host` and `Origin` checked on every request, JSON-only bodies, bounded reads.
  *
  * Routes (all JSON; errors are `{ error: { code, message } }` with a 4xx/5xx status):
  *
  * | method | path                              | what                                                   |
  * |--------|-----------------------------------|--------------------------------------------------------|
- * | GET    | /api/v1/health                    | liveness, tool count, model configured, registry problems |
+ * | GET    | /api/v1/health                    | liveness; with the token also tool count, agent, problems |
  * | GET    | /api/v1/tools                     | every tool's name, description and parameters          |
  * | POST   | /api/v1/tools/{name}/invoke       | body = arguments object → the `ToolResult`             |
  * | POST   | /api/v1/agent                     | `{ question, user?, history? }` → `{ answer }`, or SSE |
  * | GET    | /api/v1/config/{type}             | every item of a type                                   |
  * | GET/PUT/DELETE | /api/v1/config/{type}/{key} | one item; PUT body = the JSON value                  |
- * | any    | /mcp                              | MCP Streamable HTTP, when an MCP handler is given      |
+ * | GET/POST/DELETE | /mcp                     | MCP Streamable HTTP, when an MCP handler is given      |
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
-import { ToolbusError, isToolbusError, type ToolProvider } from '../tools/index.js';
+import { MAX_JSON_DEPTH } from '../schema/index.js';
+import { ToolbusError, type ToolProvider } from '../tools/index.js';
 import type { ConfigStore } from '../config/index.js';
+import { configAllowlistFromEnv, type ConfigAllowlist } from '../registry/index.js';
+import { handleAgentRoute, type GatewayAgent } from './agent-route.js';
+import { bearerTokenMatches } from './bearer-token.js';
+import { handleConfigRoute } from './config-routes.js';
+import { HttpError, methodNotAllowed, sendError, sendJson, statusForCode } from './http-error.js';
+import { createRequestGuard, isLoopbackHost, preflightHeaders } from './request-guard.js';
+import { discardBody, isJsonMediaType, parseJsonText, readBody } from './request-body.js';
+import { decodePathPart, headerValue, type RouteContext } from './route-context.js';
+import { handleToolInvoke, handleToolList, type GatewayProblem } from './tool-routes.js';
 
 /** The default cap on a request body. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** How long a client may take to send the request headers, by default. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** How long a client may take to send a whole request (headers and body), by default. */
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+/** The most connections a gateway holds at once, by default. */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
 
-/** An event of a running agent, as streamed to HTTP clients. */
-export interface GatewayAgentEvent {
-  type: 'thought' | 'observation' | 'answer' | 'error';
-  content: string;
-}
-
-/** A past turn passed to the agent. */
-export interface GatewayHistoryItem {
-  role: 'user' | 'assistant';
-  content: string;
-}
-
-/** What the gateway needs of an agent: ask a question, get events and the final answer. */
-export interface GatewayAgent {
-  ask(
-    question: string,
-    options: {
-      user: string;
-      history?: GatewayHistoryItem[];
-      signal: AbortSignal;
-      onEvent?: (event: GatewayAgentEvent) => void;
-    },
-  ): Promise<string>;
-}
-
-/** A problem the registry reports (which item, what is wrong). */
-export interface GatewayProblem {
-  key: string;
-  message: string;
+/** What an `/mcp` handler gets besides the request and response. */
+export interface GatewayMcpRequest {
+  /** The POST body, already read and parsed by the gateway (size and depth limits applied); else undefined. */
+  parsedBody: unknown;
+  /** Who is calling: the authenticated principal and the remote address, for per-client limits. */
+  client: string;
 }
 
 /** Options of {@link createGateway}. */
@@ -67,16 +60,48 @@ export interface GatewayOptions {
   agent?: GatewayAgent;
   /** What to tell a caller when there is no agent (e.g. how to configure a model). */
   agentUnavailableMessage?: string;
-  /** Bearer token required on every route but health. @default none (no auth) */
+  /**
+   * The bearer token every route but the bare liveness check requires (`Authorization: Bearer <token>`).
+   * Required unless {@link noAuth} is set. @default none
+   */
   token?: string;
+  /**
+   * Serve without a token. Allowed only on a loopback address ({@link Gateway.listen} refuses any
+   * other), where `Host` and `Origin` checks still keep web pages out. @default false
+   */
+  noAuth?: boolean;
+  /**
+   * Host names the gateway answers to besides `127.0.0.1`, `localhost` and `[::1]` (and the specific
+   * address it listens on), e.g. the name a reverse proxy forwards. `'*'` accepts any. @default []
+   */
+  allowedHosts?: readonly string[];
+  /**
+   * Origins of web pages allowed to call the gateway (`https://app.example.com`), which then get CORS
+   * headers. Requests from any other page's origin get 403. @default []
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Which programs and environment variables config items may use; `PUT /api/v1/config/…` refuses
+   * others with 400 `not-allowed`. @default configAllowlistFromEnv(process.env) (TOOLBUS_ALLOW_COMMANDS,
+   * TOOLBUS_ALLOW_ENV)
+   */
+  allowlist?: ConfigAllowlist;
   /** @default DEFAULT_MAX_BODY_BYTES (1 MiB) */
   maxBodyBytes?: number;
+  /** Deepest nesting of arrays and objects accepted in a JSON body. @default MAX_JSON_DEPTH (512) */
+  maxJsonDepth?: number;
+  /** A client that has not sent its request headers by then is cut off (408). @default DEFAULT_HEADERS_TIMEOUT_MS (10 000) */
+  headersTimeoutMs?: number;
+  /** A client that has not sent its whole request by then (a trickling body) is cut off (408). @default DEFAULT_BODY_TIMEOUT_MS (30 000) */
+  bodyTimeoutMs?: number;
+  /** Connections beyond this many are closed at once. @default DEFAULT_MAX_CONNECTIONS (1024) */
+  maxConnections?: number;
   /** Timeout of one tool invocation through the API. @default 60_000 */
   toolTimeoutMs?: number;
-  /** Registry problems shown by the health route. @default none */
+  /** Registry problems shown by the health route (to a caller with the token). @default none */
   problems?: () => readonly GatewayProblem[];
   /** Handles `/mcp` (Streamable HTTP). @default none (404) */
-  mcpHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  mcpHandler?: (req: IncomingMessage, res: ServerResponse, request: GatewayMcpRequest) => Promise<void>;
   /** The default `user` for agent and tool calls without one. @default 'anonymous' */
   defaultUser?: string;
   /**
@@ -85,6 +110,11 @@ export interface GatewayOptions {
    * @default 15_000
    */
   heartbeatMs?: number;
+  /**
+   * Called with an unexpected failure, whose details the client is not shown (it gets 500 `internal`).
+   * @default ignored
+   */
+  onError?: (error: Error) => void;
 }
 
 /** Options of {@link Gateway.listen}. */
@@ -100,319 +130,226 @@ export interface Gateway {
   /** The node request handler (usable with any `http.Server`). */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /**
-   * Starts listening. Rejects with code `usage` when the host is not loopback and no token is set.
-   * Resolves with the base URL, e.g. `http://127.0.0.1:8888`.
+   * Starts listening. Rejects with code `usage` when the host is not loopback and the gateway has no
+   * token. Resolves with the base URL, e.g. `http://127.0.0.1:8888`.
    */
   listen(options?: GatewayListenOptions): Promise<string>;
   /** Stops accepting, waits for requests in flight (aborting agent runs after `graceMs`). Idempotent. */
   close(options?: { graceMs?: number }): Promise<void>;
 }
 
-/** True for 127.0.0.0/8, ::1 and `localhost`. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
+/** The methods some route answers; any other gets 405 on every path. */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'HttpError';
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  sendJson(res, status, { error: { code, message } });
-}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    throw new HttpError(413, 'too-large', `request body is ${declared} bytes; the limit is ${limit} bytes`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit)
-      throw new HttpError(413, 'too-large', `request body exceeds the limit of ${limit} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function parseJsonBody(text: string, what: string): unknown {
-  if (text.trim() === '')
-    throw new HttpError(400, 'invalid-request', `${what}: the request body is empty; send JSON`);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new HttpError(
-      400,
-      'invalid-request',
-      `${what}: the body is not valid JSON (${(error as Error).message})`,
+function positiveOption(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+    throw new ToolbusError(
+      'usage',
+      `createGateway: '${name}' must be a positive number, got ${String(value)}`,
     );
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function tokenMatches(header: string | undefined, token: string): boolean {
-  // The scheme name is case-insensitive (RFC 7235): some clients send `bearer`.
-  const match = header === undefined ? null : /^bearer +(.*)$/i.exec(header);
-  if (!match) return false;
-  const given = Buffer.from((match[1] ?? '').trim());
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return value;
 }
 
 /**
- * Creates the HTTP gateway.
+ * Creates the HTTP gateway. Throws `usage` when neither `token` nor `noAuth` is given: a gateway is
+ * never open by accident.
  *
  * @example
  * ```ts
- * const gateway = createGateway({ tools: registry.tools, store, agent });
+ * const gateway = createGateway({ tools: registry.tools, store, agent, token: process.env.TOOLBUS_TOKEN });
  * const url = await gateway.listen({ port: 8888 });
  * ```
  */
 export function createGateway(options: GatewayOptions): Gateway {
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const token = options.token === '' ? undefined : options.token;
+  if (token === undefined && options.noAuth !== true) {
+    throw new ToolbusError(
+      'usage',
+      'createGateway: give a token (every route but liveness then requires "Authorization: Bearer <token>"), ' +
+        'or set noAuth: true to serve without one on loopback only',
+    );
+  }
+  const maxBodyBytes = positiveOption('maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
+  const maxJsonDepth = positiveOption('maxJsonDepth', options.maxJsonDepth, MAX_JSON_DEPTH);
+  const headersTimeoutMs = positiveOption(
+    'headersTimeoutMs',
+    options.headersTimeoutMs,
+    DEFAULT_HEADERS_TIMEOUT_MS,
+  );
+  const bodyTimeoutMs = positiveOption('bodyTimeoutMs', options.bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS);
+  const maxConnections = positiveOption('maxConnections', options.maxConnections, DEFAULT_MAX_CONNECTIONS);
   const toolTimeoutMs = options.toolTimeoutMs ?? 60_000;
   const defaultUser = options.defaultUser ?? 'anonymous';
   const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const allowlist = options.allowlist ?? configAllowlistFromEnv(process.env);
+  const guard = createRequestGuard({
+    ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+    ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
+  });
+  const toolRoutes = { tools: options.tools, problems: options.problems, defaultUser, toolTimeoutMs };
+  const agentRoute = {
+    agent: options.agent,
+    agentUnavailableMessage: options.agentUnavailableMessage,
+    defaultUser,
+    heartbeatMs,
+  };
   const startedAt = Date.now();
   const inFlight = new Set<AbortController>();
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
 
-  async function route(
-    req: IncomingMessage,
-    res: ServerResponse,
-    controller: AbortController,
-  ): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    const path = url.pathname.replace(/\/+$/, '') || '/';
-    const method = req.method ?? 'GET';
+  const authenticated = (req: IncomingMessage): boolean =>
+    token === undefined || bearerTokenMatches(headerValue(req, 'authorization'), token);
 
-    if (path === '/api/v1/health') {
-      // HEAD too, for load balancers and uptime checks; anything else is told the method, not "no route".
-      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method, path, 'GET');
-      sendJson(res, 200, {
-        status: closing ? 'stopping' : 'ok',
+  function health(ctx: RouteContext): void {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
+      throw methodNotAllowed(ctx.method, ctx.path, 'GET, HEAD');
+    const status = closing ? 'stopping' : 'ok';
+    // Without the token, only that it is alive: tool names, problems and config keys are the owner's.
+    if (!authenticated(ctx.req)) return sendJson(ctx.res, 200, { status }, ctx.headers);
+    sendJson(
+      ctx.res,
+      200,
+      {
+        status,
         tools: options.tools.list().length,
         agent: options.agent !== undefined,
         problems: options.problems?.() ?? [],
         uptimeMs: Date.now() - startedAt,
+      },
+      ctx.headers,
+    );
+  }
+
+  async function mcp(ctx: RouteContext): Promise<void> {
+    const handler = options.mcpHandler;
+    if (!handler) throw new HttpError(404, 'not-found', 'this gateway serves no MCP endpoint');
+    if (ctx.method !== 'GET' && ctx.method !== 'POST' && ctx.method !== 'DELETE') {
+      throw methodNotAllowed(ctx.method, ctx.path, 'GET, POST, DELETE');
+    }
+    let parsedBody: unknown;
+    if (ctx.method === 'POST') {
+      try {
+        parsedBody = await ctx.readJson('MCP request');
+      } catch (error) {
+        // MCP clients read JSON-RPC errors: -32700 for text that is not JSON, -32600 for any other bad body.
+        if (!(error instanceof HttpError) || error.status !== 400) throw error;
+        const code = /not valid JSON/.test(error.message) ? -32700 : -32600;
+        sendJson(
+          ctx.res,
+          400,
+          { jsonrpc: '2.0', error: { code, message: error.message }, id: null },
+          ctx.headers,
+        );
+        return;
+      }
+    }
+    for (const [name, value] of Object.entries(ctx.headers)) ctx.res.setHeader(name, value);
+    const principal = token === undefined ? 'anonymous' : 'token';
+    await handler(ctx.req, ctx.res, {
+      parsedBody,
+      client: `${principal}@${ctx.req.socket.remoteAddress ?? 'unknown'}`,
+    });
+  }
+
+  async function route(ctx: RouteContext): Promise<void> {
+    const { req, path, method } = ctx;
+    guard.check(req);
+    if (!KNOWN_METHODS.has(method)) {
+      throw methodNotAllowed(method, path, 'GET, HEAD, POST, PUT, DELETE or OPTIONS as the route takes');
+    }
+    if (method === 'OPTIONS') {
+      // A preflight carries no token: it only asks whether the page's real request may follow.
+      const allowed = guard.isPreflight(req);
+      ctx.res.writeHead(204, {
+        ...ctx.headers,
+        ...(allowed ? preflightHeaders() : {}),
+        allow: 'GET, HEAD, POST, PUT, DELETE, OPTIONS',
       });
+      ctx.res.end();
       return;
     }
-    if (options.token !== undefined && !tokenMatches(req.headers.authorization, options.token)) {
-      res.setHeader('www-authenticate', 'Bearer');
+    if (path === '/api/v1/health') return health(ctx);
+    if (!authenticated(req)) {
       throw new HttpError(
         401,
         'unauthorized',
-        'missing or wrong bearer token: send the header "Authorization: Bearer <TOOLBUS_TOKEN>"',
+        'missing or wrong bearer token: send the header "Authorization: Bearer <token>" with the token of ' +
+          "'toolbus up' (the file token in its home folder, ./.toolbus/token by default, or TOOLBUS_TOKEN)",
+        { 'www-authenticate': 'Bearer' },
       );
     }
-    if (path === '/mcp' || path.startsWith('/mcp/')) {
-      if (!options.mcpHandler) throw new HttpError(404, 'not-found', 'this gateway serves no MCP endpoint');
-      await options.mcpHandler(req, res);
-      return;
-    }
-    if (path === '/api/v1/tools') {
-      if (method !== 'GET') throw methodNotAllowed(method, path, 'GET');
-      sendJson(res, 200, {
-        tools: options.tools.list().map((t) => ({
-          name: t.name,
-          description: t.description,
-          parameters: t.schema.parameters,
-        })),
-      });
-      return;
-    }
+    if (path === '/mcp' || path.startsWith('/mcp/')) return mcp(ctx);
+    if (path === '/api/v1/tools') return handleToolList(ctx, toolRoutes);
     const invoke = /^\/api\/v1\/tools\/([^/]+)\/invoke$/.exec(path);
-    if (invoke) {
-      if (method !== 'POST') throw methodNotAllowed(method, path, 'POST');
-      const name = decodePathPart(invoke[1] ?? '');
-      const text = await readBody(req, maxBodyBytes);
-      const args = text.trim() === '' ? {} : parseJsonBody(text, `tool '${name}'`);
-      if (!isPlainObject(args)) {
-        throw new HttpError(
-          400,
-          'invalid-request',
-          `tool '${name}': the body must be a JSON object of arguments`,
-        );
-      }
-      if (!options.tools.get(name)) {
-        const names = options.tools.list().map((t) => t.name);
-        // A tool whose config item the registry skipped: say why, not only that it is unknown.
-        const skipped = options.problems?.().find((p) => p.key === `tool/${name}`);
-        throw new HttpError(
-          404,
-          'unknown-tool',
-          `unknown tool '${name}'` +
-            (skipped ? ` (its config item ${skipped.key} was skipped: ${skipped.message})` : '') +
-            `; available tools: ${names.length ? names.join(', ') : '(none)'}`,
-        );
-      }
-      const user = url.searchParams.get('user') ?? headerValue(req, 'x-toolbus-user') ?? defaultUser;
-      const result = await options.tools.call(name, args, {
-        signal: controller.signal,
-        timeoutMs: toolTimeoutMs,
-        user,
-      });
-      sendJson(res, 200, {
-        name: result.name,
-        callId: result.callId,
-        content: result.content,
-        isError: result.isError,
-        ...(result.error ? { code: result.error.code } : {}),
-      });
-      return;
-    }
+    if (invoke) return handleToolInvoke(ctx, toolRoutes, decodePathPart(invoke[1] ?? ''));
     if (path === '/api/v1/agent') {
       if (method !== 'POST') throw methodNotAllowed(method, path, 'POST');
-      await handleAgent(req, res, controller);
-      return;
+      return handleAgentRoute(ctx, agentRoute);
     }
-    const configMatch = /^\/api\/v1\/config\/([^/]+)(?:\/([^/]+))?$/.exec(path);
-    if (configMatch) {
-      await handleConfig(req, res, method, decodePathPart(configMatch[1] ?? ''), configMatch[2], url);
-      return;
+    const config = /^\/api\/v1\/config\/([^/]+)(?:\/([^/]+))?$/.exec(path);
+    if (config) {
+      return handleConfigRoute(ctx, options.store, allowlist, decodePathPart(config[1] ?? ''), config[2]);
     }
     throw new HttpError(
       404,
       'not-found',
-      `no route for ${method} ${path}; see /api/v1/health, /api/v1/tools, /api/v1/agent and /api/v1/config/{type}`,
+      `no route for ${method} ${path.slice(0, 200)}; see /api/v1/health, /api/v1/tools, /api/v1/agent and /api/v1/config/{type}`,
     );
   }
 
-  async function handleAgent(
-    req: IncomingMessage,
-    res: ServerResponse,
-    controller: AbortController,
-  ): Promise<void> {
-    const body = parseJsonBody(await readBody(req, maxBodyBytes), 'agent request');
-    if (!isPlainObject(body) || typeof body.question !== 'string' || body.question.trim() === '') {
+  async function readJsonMediaBody(req: IncomingMessage, limit: number): Promise<string> {
+    const given = headerValue(req, 'content-type');
+    if (!isJsonMediaType(given)) {
       throw new HttpError(
-        400,
-        'invalid-request',
-        'agent request: expected a JSON object with a non-empty "question" string',
+        415,
+        'unsupported-media-type',
+        `${req.method ?? 'POST'} takes a JSON body: send "Content-Type: application/json"` +
+          (given ? `, not '${given.slice(0, 100)}'` : ' (the request had no Content-Type)'),
       );
     }
-    if (body.user !== undefined && typeof body.user !== 'string') {
-      throw new HttpError(400, 'invalid-request', 'agent request: "user" must be a string');
-    }
-    const history = parseHistory(body.history);
-    if (!options.agent) {
-      throw new HttpError(
-        503,
-        'no-model',
-        options.agentUnavailableMessage ?? 'no model is configured, so the agent is not running',
-      );
-    }
-    const user = (body.user as string | undefined) ?? defaultUser;
-    const wantsStream = (req.headers.accept ?? '').includes('text/event-stream');
-    if (!wantsStream) {
-      const answer = await options.agent.ask(body.question, { user, history, signal: controller.signal });
-      sendJson(res, 200, { answer });
-      return;
-    }
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-    });
-    res.flushHeaders(); // the client has its 200 at once, not only with the first event
-    const send = (event: GatewayAgentEvent): void => {
-      if (!res.writableEnded) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-    };
-    const heartbeat = setInterval(() => {
-      if (!res.writableEnded) res.write(': keep-alive\n\n');
-    }, heartbeatMs);
-    try {
-      const answer = await options.agent.ask(body.question, {
-        user,
-        history,
-        signal: controller.signal,
-        onEvent: (event) => {
-          if (event.type !== 'answer') send(event);
-        },
-      });
-      send({ type: 'answer', content: answer });
-    } catch (error) {
-      send({ type: 'error', content: errorMessage(error) });
-    } finally {
-      clearInterval(heartbeat);
-    }
-    res.end();
+    return readBody(req, limit);
   }
 
-  async function handleConfig(
-    req: IncomingMessage,
-    res: ServerResponse,
-    method: string,
-    type: string,
-    rawKey: string | undefined,
-    url: URL,
-  ): Promise<void> {
-    const store = options.store;
-    if (!store) throw new HttpError(404, 'not-found', 'this gateway serves no config store');
-    if (rawKey === undefined) {
-      if (method !== 'GET') throw methodNotAllowed(method, `/api/v1/config/${type}`, 'GET');
-      const items = await store.list(type);
-      sendJson(res, 200, {
-        type,
-        items: items.map((i) => ({ key: i.key, value: i.value, revision: i.revision })),
-      });
+  function contextOf(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): RouteContext {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    let text: Promise<string> | undefined;
+    const ctx: RouteContext = {
+      req,
+      res,
+      url,
+      path: url.pathname.replace(/\/+$/, '') || '/',
+      method: req.method ?? 'GET',
+      signal,
+      headers: guard.corsHeaders(req),
+      // Only JSON runs anything: a form or text/plain post, which any web page can send cross-site, is 415.
+      readText: () => (text ??= readJsonMediaBody(req, maxBodyBytes)),
+      readJson: async (what) => parseJsonText(await ctx.readText(), what, maxJsonDepth),
+    };
+    return ctx;
+  }
+
+  function fail(res: ServerResponse, error: unknown, headers: Readonly<Record<string, string>>): void {
+    if (error instanceof HttpError) {
+      sendError(res, error.status, error.code, error.message, { ...headers, ...error.headers });
       return;
     }
-    const key = decodePathPart(rawKey);
-    if (method === 'GET') {
-      const item = await store.get(type, key);
-      if (!item) throw new HttpError(404, 'not-found', `no config item '${type}/${key}'`);
-      sendJson(res, 200, { type, key, value: item.value, revision: item.revision });
+    // A toolbus error says what failed in words meant for the caller (file paths are cut from it).
+    if (error instanceof ToolbusError) {
+      sendError(res, statusForCode(error.code), error.code, error.message, headers);
       return;
     }
-    const ifRevision = parseRevision(url.searchParams.get('ifRevision'));
-    if (method === 'PUT') {
-      const text = await readBody(req, maxBodyBytes);
-      if (text.trim() === '')
-        throw new HttpError(
-          400,
-          'invalid-request',
-          `config '${type}/${key}': send the JSON value as the body`,
-        );
-      const revision = await store.put(type, key, text, ifRevision === undefined ? {} : { ifRevision });
-      sendJson(res, 200, { type, key, revision });
-      return;
-    }
-    if (method === 'DELETE') {
-      const existed = await store.delete(type, key, ifRevision === undefined ? {} : { ifRevision });
-      if (!existed) throw new HttpError(404, 'not-found', `no config item '${type}/${key}'`);
-      sendJson(res, 200, { type, key, deleted: true });
-      return;
-    }
-    throw methodNotAllowed(method, `/api/v1/config/${type}/${key}`, 'GET, PUT, DELETE');
+    // Anything else is a failure of ours whose details stay in our log: they may name files or internals.
+    options.onError?.(error instanceof Error ? error : new Error(String(error)));
+    sendError(
+      res,
+      500,
+      'internal',
+      'the gateway failed to handle the request; its log has the details',
+      headers,
+    );
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -424,15 +361,16 @@ export function createGateway(options: GatewayOptions): Gateway {
         controller.abort(new ToolbusError('cancelled', 'the HTTP client disconnected'));
     };
     res.on('close', onClose);
+    let ctx: RouteContext | undefined;
     try {
+      ctx = contextOf(req, res, controller.signal);
       if (closing) throw new HttpError(503, 'unavailable', 'the gateway is shutting down');
-      await route(req, res, controller);
+      // Only POST and PUT bodies are read; any other is dropped, so the answer is not lost to a reset.
+      if (ctx.method !== 'POST' && ctx.method !== 'PUT') await discardBody(req, maxBodyBytes);
+      await route(ctx);
     } catch (error) {
-      if (error instanceof HttpError) sendError(res, error.status, error.code, error.message);
-      else if (isToolbusError(error)) {
-        const status = statusForCode(error.code);
-        sendError(res, status, error.code, error.message);
-      } else sendError(res, 500, 'internal', errorMessage(error));
+      await discardBody(req, maxBodyBytes);
+      fail(res, error, ctx?.headers ?? {});
     } finally {
       inFlight.delete(controller);
       res.off('close', onClose);
@@ -444,16 +382,25 @@ export function createGateway(options: GatewayOptions): Gateway {
     async listen(listenOptions = {}) {
       const host = listenOptions.host ?? '127.0.0.1';
       const port = listenOptions.port ?? 8888;
-      if (!isLoopbackHost(host) && !options.token) {
+      if (!isLoopbackHost(host) && token === undefined) {
         throw new ToolbusError(
           'usage',
           `refusing to listen on ${host} without a token: anyone who can reach that address could call your tools ` +
-            `and change your config. Set TOOLBUS_TOKEN to a secret, or listen on 127.0.0.1.`,
+            `and change your config. Give the gateway a token (TOOLBUS_TOKEN, or drop --no-auth), or listen on 127.0.0.1.`,
         );
       }
-      const srv = createServer((req, res) => {
-        void handle(req, res);
-      });
+      const srv = createServer(
+        {
+          headersTimeout: headersTimeoutMs,
+          requestTimeout: Math.max(bodyTimeoutMs, headersTimeoutMs),
+          // How often Node checks the two timeouts above: often enough that they hold to about a second.
+          connectionsCheckingInterval: Math.min(1_000, headersTimeoutMs, bodyTimeoutMs),
+        },
+        (req, res) => {
+          void handle(req, res);
+        },
+      );
+      srv.maxConnections = maxConnections;
       server = srv;
       await new Promise<void>((resolve, reject) => {
         srv.once('error', reject);
@@ -463,6 +410,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         });
       });
       const address = srv.address() as AddressInfo;
+      guard.setBoundAddress(address.address);
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return `http://${shownHost}:${address.port}`;
     },
@@ -489,80 +437,4 @@ export function createGateway(options: GatewayOptions): Gateway {
       return closing;
     },
   };
-}
-
-/** Decodes one `%`-encoded path segment; a malformed escape is the caller's mistake (400), not a 500. */
-function decodePathPart(part: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    throw new HttpError(
-      400,
-      'invalid-request',
-      `the path segment '${part.slice(0, 100)}' has a malformed %-escape; encode it with encodeURIComponent`,
-    );
-  }
-}
-
-function headerValue(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-function parseRevision(text: string | null): number | undefined {
-  if (text === null) return undefined;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0) {
-    throw new HttpError(400, 'invalid-request', `ifRevision must be a non-negative integer, got '${text}'`);
-  }
-  return n;
-}
-
-function parseHistory(value: unknown): GatewayHistoryItem[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (
-    !Array.isArray(value) ||
-    !value.every(
-      (v) =>
-        isPlainObject(v) && (v.role === 'user' || v.role === 'assistant') && typeof v.content === 'string',
-    )
-  ) {
-    throw new HttpError(
-      400,
-      'invalid-request',
-      'agent request: "history" must be an array of { "role": "user" | "assistant", "content": string }',
-    );
-  }
-  return value as GatewayHistoryItem[];
-}
-
-function methodNotAllowed(method: string, path: string, allowed: string): HttpError {
-  return new HttpError(405, 'method-not-allowed', `${method} is not allowed on ${path}; use ${allowed}`);
-}
-
-function statusForCode(code: string): number {
-  switch (code) {
-    case 'invalid-config':
-    case 'invalid-request':
-    case 'invalid-arguments':
-      return 400;
-    case 'config-conflict':
-      return 409;
-    case 'too-large':
-      return 413;
-    case 'unknown-tool':
-      return 404;
-    case 'unavailable':
-      return 503;
-    case 'timeout':
-      return 504;
-    case 'cancelled':
-      return 499;
-    default:
-      return 500;
-  }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

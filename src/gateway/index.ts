@@ -1,13 +1,15 @@
 /**
  * @module gateway: the HTTP API over tools, config and the agent.
  */
-export { createGateway, isLoopbackHost, DEFAULT_MAX_BODY_BYTES } from './http-gateway.js';
-export type {
-  Gateway,
-  GatewayOptions,
-  GatewayListenOptions,
-  GatewayAgent,
-  GatewayAgentEvent,
-  GatewayHistoryItem,
-  GatewayProblem,
+export {
+  createGateway,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
 } from './http-gateway.js';
+export type { Gateway, GatewayOptions, GatewayListenOptions, GatewayMcpRequest } from './http-gateway.js';
+export { isLoopbackHost } from './request-guard.js';
+export type { GatewayAgent, GatewayAgentEvent, GatewayHistoryItem } from './agent-route.js';
+export type { GatewayProblem } from './tool-routes.js';
+export { redactMachinePaths } from './redact-paths.js';

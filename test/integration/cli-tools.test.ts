@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { interrupt, runCli, startCli } from '../support/cli.js';
@@ -32,7 +32,10 @@ test('toolbus tools through the gateway warns about config items the registry sk
 
   // The registry applies the change asynchronously: wait (bounded) until it reports the item.
   for (let i = 0; i < 100; i++) {
-    const health = (await (await fetch(`${url}/api/v1/health`)).json()) as { problems: { key: string }[] };
+    const token = (await readFile(join(home, 'token'), 'utf8')).trim();
+    const health = (await (
+      await fetch(`${url}/api/v1/health`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as { problems: { key: string }[] };
     if (health.problems.some((p) => p.key === 'tool/bad')) break;
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -38,6 +38,7 @@ async function start(
     tools: new LiveToolSet([echo, boom, whoami]),
     store,
     maxBodyBytes: 1024,
+    noAuth: true,
     ...extra,
   });
   const url = await gateway.listen({ port: 0 });
@@ -47,6 +48,8 @@ async function start(
   });
   return { url, store };
 }
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
 
 async function json(response: Response): Promise<Record<string, unknown>> {
   return (await response.json()) as Record<string, unknown>;
@@ -66,7 +69,11 @@ describe('HTTP gateway', () => {
       list.tools.map((x) => x.name),
       ['echo', 'boom', 'whoami'],
     );
-    const res = await fetch(`${url}/api/v1/tools/echo/invoke`, { method: 'POST', body: '{"text":"hi"}' });
+    const res = await fetch(`${url}/api/v1/tools/echo/invoke`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '{"text":"hi"}',
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(
       { ...(await json(res)), callId: 'x' },
@@ -77,12 +84,18 @@ describe('HTTP gateway', () => {
   test('tool errors come back as results with the error text and code', async (t) => {
     const { url } = await start(t);
     const bad = await json(
-      await fetch(`${url}/api/v1/tools/echo/invoke`, { method: 'POST', body: '{"text":5}' }),
+      await fetch(`${url}/api/v1/tools/echo/invoke`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: '{"text":5}',
+      }),
     );
     assert.equal(bad.isError, true);
     assert.equal(bad.code, 'invalid-arguments');
     assert.match(String(bad.content), /text/);
-    const thrown = await json(await fetch(`${url}/api/v1/tools/boom/invoke`, { method: 'POST', body: '{}' }));
+    const thrown = await json(
+      await fetch(`${url}/api/v1/tools/boom/invoke`, { method: 'POST', headers: JSON_HEADERS, body: '{}' }),
+    );
     assert.equal(thrown.isError, true);
     assert.match(String(thrown.content), /the tool broke/);
   });
@@ -90,29 +103,46 @@ describe('HTTP gateway', () => {
   test('the user comes from the request, not from the arguments', async (t) => {
     const { url } = await start(t);
     const r = await json(
-      await fetch(`${url}/api/v1/tools/whoami/invoke?user=alice`, { method: 'POST', body: '{}' }),
+      await fetch(`${url}/api/v1/tools/whoami/invoke?user=alice`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: '{}',
+      }),
     );
     assert.equal(r.content, 'user=alice');
   });
 
   test('bad requests get 4xx JSON that says what to fix', async (t) => {
     const { url } = await start(t);
-    const unknown = await fetch(`${url}/api/v1/tools/nope/invoke`, { method: 'POST', body: '{}' });
+    const unknown = await fetch(`${url}/api/v1/tools/nope/invoke`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '{}',
+    });
     assert.equal(unknown.status, 404);
     const u = (await json(unknown)) as { error: { code: string; message: string } };
     assert.equal(u.error.code, 'unknown-tool');
     assert.match(u.error.message, /available tools: echo, boom, whoami/);
 
-    const malformed = await fetch(`${url}/api/v1/tools/echo/invoke`, { method: 'POST', body: '{"text":' });
+    const malformed = await fetch(`${url}/api/v1/tools/echo/invoke`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '{"text":',
+    });
     assert.equal(malformed.status, 400);
     assert.match(((await json(malformed)) as { error: { message: string } }).error.message, /not valid JSON/);
 
-    const notObject = await fetch(`${url}/api/v1/tools/echo/invoke`, { method: 'POST', body: '[1,2]' });
+    const notObject = await fetch(`${url}/api/v1/tools/echo/invoke`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '[1,2]',
+    });
     assert.equal(notObject.status, 400);
     assert.match(((await json(notObject)) as { error: { message: string } }).error.message, /JSON object/);
 
     const big = await fetch(`${url}/api/v1/tools/echo/invoke`, {
       method: 'POST',
+      headers: JSON_HEADERS,
       body: JSON.stringify({ text: 'x'.repeat(5000) }),
     });
     assert.equal(big.status, 413);
@@ -123,18 +153,29 @@ describe('HTTP gateway', () => {
     const route = await fetch(`${url}/api/v2/nothing`);
     assert.equal(route.status, 404);
     for (const path of ['/api/v1/tools/%E0%A4%A/invoke', '/api/v1/config/tool/%E0%A4%A']) {
-      const badEscape = await fetch(`${url}${path}`, { method: path.endsWith('invoke') ? 'POST' : 'GET' });
+      const badEscape = await fetch(`${url}${path}`, {
+        method: path.endsWith('invoke') ? 'POST' : 'GET',
+        headers: JSON_HEADERS,
+      });
       assert.equal(badEscape.status, 400, path);
       assert.match(((await json(badEscape)) as { error: { message: string } }).error.message, /%-escape/);
     }
-    const noQuestion = await fetch(`${url}/api/v1/agent`, { method: 'POST', body: '{}' });
+    const noQuestion = await fetch(`${url}/api/v1/agent`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '{}',
+    });
     assert.equal(noQuestion.status, 400);
     assert.match(((await json(noQuestion)) as { error: { message: string } }).error.message, /"question"/);
   });
 
   test('without an agent, /agent answers 503 with how to configure a model', async (t) => {
     const { url } = await start(t, { agentUnavailableMessage: 'set OPENAI_API_KEY' });
-    const res = await fetch(`${url}/api/v1/agent`, { method: 'POST', body: '{"question":"hi"}' });
+    const res = await fetch(`${url}/api/v1/agent`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '{"question":"hi"}',
+    });
     assert.equal(res.status, 503);
     const body = (await json(res)) as { error: { code: string; message: string } };
     assert.equal(body.error.code, 'no-model');
@@ -144,13 +185,17 @@ describe('HTTP gateway', () => {
   test('the agent answers as JSON, or as server-sent events in order', async (t) => {
     const { url } = await start(t, { agent: scriptedAgent });
     const plain = await json(
-      await fetch(`${url}/api/v1/agent`, { method: 'POST', body: '{"question":"q1"}' }),
+      await fetch(`${url}/api/v1/agent`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: '{"question":"q1"}',
+      }),
     );
     assert.deepEqual(plain, { answer: 'answer to q1' });
 
     const res = await fetch(`${url}/api/v1/agent`, {
       method: 'POST',
-      headers: { accept: 'text/event-stream' },
+      headers: { ...JSON_HEADERS, accept: 'text/event-stream' },
       body: '{"question":"q2","user":"bob"}',
     });
     assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
@@ -176,6 +221,7 @@ describe('HTTP gateway', () => {
     const { url } = await start(t);
     const put = await fetch(`${url}/api/v1/config/tool/echo2`, {
       method: 'PUT',
+      headers: JSON_HEADERS,
       body: '{"type":"function","name":"echo"}',
     });
     assert.equal(put.status, 200);
@@ -186,11 +232,18 @@ describe('HTTP gateway', () => {
       list.items.map((i) => i.key),
       ['echo2'],
     );
-    const badJson = await fetch(`${url}/api/v1/config/tool/x`, { method: 'PUT', body: '{"a":' });
+    const badJson = await fetch(`${url}/api/v1/config/tool/x`, {
+      method: 'PUT',
+      headers: JSON_HEADERS,
+      body: '{"a":',
+    });
     assert.equal(badJson.status, 400);
-    assert.equal(((await json(badJson)) as { error: { code: string } }).error.code, 'invalid-config');
+    const badJsonError = ((await json(badJson)) as { error: { code: string; message: string } }).error;
+    assert.equal(badJsonError.code, 'invalid-request');
+    assert.match(badJsonError.message, /not valid JSON at line 1, column 6/);
     const conflict = await fetch(`${url}/api/v1/config/tool/echo2?ifRevision=0`, {
       method: 'PUT',
+      headers: JSON_HEADERS,
       body: '{}',
     });
     assert.equal(conflict.status, 409);
@@ -229,8 +282,13 @@ describe('HTTP gateway', () => {
     }
   });
 
-  test('listening beyond loopback without a token is refused with the reason', async () => {
-    const gateway = createGateway({ tools: new LiveToolSet([echo]) });
+  test('a gateway needs a token, or noAuth on loopback only: beyond loopback it is refused with the reason', async () => {
+    assert.throws(
+      () => createGateway({ tools: new LiveToolSet([echo]) }),
+      (error: unknown) =>
+        error instanceof ToolbusError && error.code === 'usage' && /noAuth/.test(error.message),
+    );
+    const gateway = createGateway({ tools: new LiveToolSet([echo]), noAuth: true });
     await assert.rejects(gateway.listen({ host: '0.0.0.0', port: 0 }), (error: unknown) => {
       assert.ok(error instanceof ToolbusError);
       assert.equal(error.code, 'usage');
@@ -255,9 +313,13 @@ describe('HTTP gateway', () => {
       { name: 'slow', description: 'Waits until released', parameters: z.object({}) },
     );
     // Grace long enough: the call finishes and its client gets the result.
-    const patient = createGateway({ tools: new LiveToolSet([slow]) });
+    const patient = createGateway({ tools: new LiveToolSet([slow]), noAuth: true });
     const url1 = await patient.listen({ port: 0 });
-    const pending1 = fetch(`${url1}/api/v1/tools/slow/invoke`, { method: 'POST', body: '{}' });
+    const pending1 = fetch(`${url1}/api/v1/tools/slow/invoke`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '{}',
+    });
     while (!release) await new Promise((r) => setTimeout(r, 5));
     const closing = patient.close({ graceMs: 10_000 });
     release();
@@ -267,9 +329,13 @@ describe('HTTP gateway', () => {
 
     // Grace too short: the call is cancelled and the client is told so.
     release = undefined;
-    const hasty = createGateway({ tools: new LiveToolSet([slow]) });
+    const hasty = createGateway({ tools: new LiveToolSet([slow]), noAuth: true });
     const url2 = await hasty.listen({ port: 0 });
-    const pending2 = fetch(`${url2}/api/v1/tools/slow/invoke`, { method: 'POST', body: '{}' });
+    const pending2 = fetch(`${url2}/api/v1/tools/slow/invoke`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '{}',
+    });
     while (!release) await new Promise((r) => setTimeout(r, 5));
     const hastyClosing = hasty.close({ graceMs: 20 });
     const outcome = (await (await pending2).json()) as { content: string; isError: boolean; code?: string };
@@ -297,13 +363,14 @@ describe('HTTP gateway', () => {
         }),
       { name: 'hang', description: 'Never finishes', parameters: z.object({}) },
     );
-    const gateway = createGateway({ tools: new LiveToolSet([hang]), toolTimeoutMs: 100 });
+    const gateway = createGateway({ tools: new LiveToolSet([hang]), toolTimeoutMs: 100, noAuth: true });
     const url = await gateway.listen({ port: 0 });
     t.after(() => gateway.close({ graceMs: 10 }));
 
     const client = new AbortController();
     const pending = fetch(`${url}/api/v1/tools/hang/invoke`, {
       method: 'POST',
+      headers: JSON_HEADERS,
       body: '{}',
       signal: client.signal,
     });
@@ -314,7 +381,7 @@ describe('HTTP gateway', () => {
     assert.equal((aborted as { code?: string } | undefined)?.code, 'cancelled');
 
     const timedOut = (await (
-      await fetch(`${url}/api/v1/tools/hang/invoke`, { method: 'POST', body: '{}' })
+      await fetch(`${url}/api/v1/tools/hang/invoke`, { method: 'POST', headers: JSON_HEADERS, body: '{}' })
     ).json()) as {
       isError: boolean;
       code: string;
@@ -338,7 +405,11 @@ describe('HTTP gateway', () => {
   test('calling a tool whose config item the registry skipped says why, not only "unknown tool"', async (t) => {
     const problem = { key: 'tool/bad', message: "references unknown tool service 'nope'" };
     const { url } = await start(t, { problems: () => [problem] });
-    const res = await fetch(`${url}/api/v1/tools/bad/invoke`, { method: 'POST', body: '{}' });
+    const res = await fetch(`${url}/api/v1/tools/bad/invoke`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: '{}',
+    });
     assert.equal(res.status, 404);
     const body = (await json(res)) as { error: { code: string; message: string } };
     assert.equal(body.error.code, 'unknown-tool');
@@ -359,7 +430,7 @@ describe('HTTP gateway', () => {
     t.after(() => clearTimeout(guard));
     const res = await fetch(`${url}/api/v1/agent`, {
       method: 'POST',
-      headers: { accept: 'text/event-stream' },
+      headers: { ...JSON_HEADERS, accept: 'text/event-stream' },
       body: '{"question":"take your time"}',
     });
     assert.equal(res.status, 200);

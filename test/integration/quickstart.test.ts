@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -73,14 +73,21 @@ test('README quickstart: up, tools, call, ask (scripted model), HTTP API, clean 
   assert.equal(plain.code, 0, plain.stderr);
   assert.equal(plain.stdout, 'Here is your dad joke about dogs.\n');
 
-  const health = (await (await fetch(`${up.url}/api/v1/health`)).json()) as {
+  // The README's curl line: the token from the home's token file, JSON in.
+  const token = (await readFile(join(home, 'token'), 'utf8')).trim();
+  const authorization = `Bearer ${token}`;
+  const health = (await (await fetch(`${up.url}/api/v1/health`, { headers: { authorization } })).json()) as {
     status: string;
     agent: boolean;
   };
   assert.equal(health.status, 'ok');
   assert.equal(health.agent, true);
   const invoked = (await (
-    await fetch(`${up.url}/api/v1/tools/tell-dad-joke/invoke`, { method: 'POST', body: '{"topic":"cats"}' })
+    await fetch(`${up.url}/api/v1/tools/tell-dad-joke/invoke`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: '{"topic":"cats"}',
+    })
   ).json()) as { content: string; isError: boolean };
   assert.equal(invoked.isError, false);
   assert.match(invoked.content, /dad joke/);

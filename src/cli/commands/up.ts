@@ -7,17 +7,33 @@ import { ExitCode, UsageError } from '../command.js';
 import { parseCommandArgs } from '../args.js';
 import { NO_MODEL_MESSAGE, modelFromEnv } from '../model-from-env.js';
 import { startSystem, type RunningSystem } from '../system.js';
+import { isLoopbackHost } from '../../gateway/index.js';
+import { ensureTokenFile } from '../token-file.js';
 
 const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--store PATH] [--no-examples]
+                  [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--no-auth]
 
 Start toolbus in one process: the example joke tool service, the live tool registry (config in
 SQLite under ./.toolbus/, or $TOOLBUS_HOME), the agent (when a model is configured) and the HTTP
 gateway. Ctrl-C stops it cleanly.
 
+The gateway requires a bearer token on every route but a bare liveness check. Without
+TOOLBUS_TOKEN, toolbus up uses a random token kept in $TOOLBUS_HOME/token (./.toolbus/token; mode
+0600, made at the first start), which the other toolbus commands read from the same folder. Give
+it to MCP clients as the header "Authorization: Bearer <token>" (README: "Security").
+
 Options:
   --host HOST        address for the HTTP gateway (default: 127.0.0.1). Anything but loopback
-                     needs TOOLBUS_TOKEN set, so strangers cannot call your tools.
+                     needs --allowed-hosts for the names clients use (see the README's "Security")
   --port PORT        port for the HTTP gateway (default: 8888; 0 picks a free one)
+  --allowed-hosts NAMES
+                     comma-separated host names the gateway answers to besides 127.0.0.1,
+                     localhost and [::1], e.g. the name a reverse proxy forwards (Host header)
+  --allowed-origins ORIGINS
+                     comma-separated origins of web pages that may call the gateway, e.g.
+                     https://app.example.com (they get CORS headers; other pages get 403)
+  --no-auth          serve without a token; allowed on a loopback --host only (Host and Origin
+                     are still checked, but any local program can call your tools)
   --nats URL         run on a NATS server (bus and config) instead of the embedded default
                      (default: $TOOLBUS_NATS when set)
   --store PATH       SQLite config file (default: $TOOLBUS_HOME/config.db or ./.toolbus/config.db)
@@ -25,18 +41,29 @@ Options:
   -h, --help         show this help
 
 Environment:
-  TOOLBUS_TOKEN      bearer token the gateway requires
+  TOOLBUS_TOKEN      bearer token the gateway requires (default: the one in $TOOLBUS_HOME/token)
   TOOLBUS_NATS       NATS server to run on, as --nats
-  TOOLBUS_HOME       folder of the SQLite config (default: ./.toolbus)
+  TOOLBUS_HOME       folder of the SQLite config and the token (default: ./.toolbus)
+  TOOLBUS_ALLOW_COMMANDS
+                     programs that config items (mcp/<id> with "command") may start, comma-
+                     separated, e.g. npx; default none
+  TOOLBUS_ALLOW_ENV  environment variables config items ({"env": NAME} header values) may read,
+                     comma-separated names or globs, e.g. WEATHER_TOKEN,GITHUB_*; default none
   OPENAI_API_KEY, OPENAI_BASE_URL, TOOLBUS_MODEL, SAPTIVA_API_KEY
                      the agent's model (see 'toolbus ask --help')
 `;
 
-function banner(system: RunningSystem, url: string, modelLine: string | undefined): string {
+function banner(
+  system: RunningSystem,
+  url: string,
+  modelLine: string | undefined,
+  tokenLine: string,
+): string {
   const tools = system.tools.list();
   const lines = [
     `toolbus is up`,
     `  gateway   ${url}   (MCP at ${url}/mcp)`,
+    `  token     ${tokenLine}`,
     `  bus       ${system.busDescription}`,
     `  config    ${system.storeDescription}`,
     `  services  ${system.serviceNames.length ? system.serviceNames.join(', ') : '(none)'}`,
@@ -73,6 +100,71 @@ function parsePort(text: string | undefined): number {
   return port;
 }
 
+/** A comma-separated flag value as a list; undefined or empty gives []. */
+function parseList(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function parseOrigins(text: string | undefined): string[] {
+  const origins = parseList(text);
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (
+      !parsed ||
+      (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') ||
+      parsed.origin !== origin.replace(/\/+$/, '')
+    ) {
+      throw new UsageError(
+        `--allowed-origins takes origins such as https://app.example.com (scheme, host and port only), got '${origin}'`,
+      );
+    }
+  }
+  return origins;
+}
+
+/** How the gateway authenticates: TOOLBUS_TOKEN, the home's token file, or (loopback only) nothing. */
+function gatewayAuth(
+  io: CliIO,
+  host: string,
+  noAuth: boolean,
+  allowedHosts: readonly string[],
+): { token: string | undefined; line: string; warning?: string } {
+  if (noAuth) {
+    if (!isLoopbackHost(host)) {
+      throw new UsageError(
+        `--no-auth is allowed only on a loopback --host (127.0.0.1, localhost, ::1), not on '${host}': ` +
+          'anyone who can reach that address could run your tools and change your config',
+      );
+    }
+    if (allowedHosts.includes('*')) {
+      throw new UsageError(
+        "--no-auth cannot be combined with --allowed-hosts '*': web pages could then reach the gateway",
+      );
+    }
+    return {
+      token: undefined,
+      line: 'none (--no-auth): any program on this machine can call the gateway',
+      warning:
+        'toolbus: warning: --no-auth: the gateway takes requests without a token; any program or user on this ' +
+        'machine can call your tools and change your config\n',
+    };
+  }
+  if (io.env.TOOLBUS_TOKEN) return { token: io.env.TOOLBUS_TOKEN, line: 'from TOOLBUS_TOKEN' };
+  const { token, path, created } = ensureTokenFile(io);
+  return {
+    token,
+    line: `${created ? 'new, written to' : 'in'} ${path} (the CLI reads it; MCP clients send "Authorization: Bearer <token>")`,
+  };
+}
+
 async function waitForSignal(io: CliIO): Promise<void> {
   if (io.signal.aborted) return;
   await new Promise<void>((resolve) => io.signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -90,6 +182,9 @@ export const command: CliCommand = {
       nats: { type: 'string' },
       store: { type: 'string' },
       'no-examples': { type: 'boolean' },
+      'no-auth': { type: 'boolean' },
+      'allowed-hosts': { type: 'string' },
+      'allowed-origins': { type: 'string' },
     });
     // A stray word (e.g. a port without --port) would otherwise be ignored and the defaults used.
     if (positionals.length > 0) {
@@ -97,6 +192,9 @@ export const command: CliCommand = {
     }
     const port = parsePort(values.port);
     const host = values.host ?? '127.0.0.1';
+    const allowedHosts = parseList(values['allowed-hosts']);
+    const allowedOrigins = parseOrigins(values['allowed-origins']);
+    const auth = gatewayAuth(io, host, values['no-auth'] === true, allowedHosts);
     const choice = await modelFromEnv(io.env);
     const system = await startSystem(
       {
@@ -104,7 +202,9 @@ export const command: CliCommand = {
         store: values.store,
         examples: !values['no-examples'],
         model: choice?.model,
-        token: io.env.TOOLBUS_TOKEN,
+        ...(auth.token !== undefined ? { token: auth.token } : { noAuth: true }),
+        allowedHosts,
+        allowedOrigins,
         agentUnavailableMessage: NO_MODEL_MESSAGE,
       },
       io,
@@ -123,7 +223,8 @@ export const command: CliCommand = {
       }
       throw error;
     }
-    io.stdout.write(banner(system, url, choice?.description));
+    if (auth.warning) io.stderr.write(auth.warning);
+    io.stdout.write(banner(system, url, choice?.description, auth.line));
     await waitForSignal(io);
     io.stdout.write('toolbus: stopping (calls in flight finish or are cancelled)...\n');
     await system.close();

@@ -1,0 +1,123 @@
+/**
+ * @module `POST /api/v1/agent`: one question to the agent, answered as JSON or streamed as server-sent
+ * events (`thought`, `observation`, then `answer` or `error`).
+ */
+import { HttpError, sendJson } from './http-error.js';
+import { headerValue, isPlainObject, type RouteContext } from './route-context.js';
+
+/** An event of a running agent, as streamed to HTTP clients. */
+export interface GatewayAgentEvent {
+  type: 'thought' | 'observation' | 'answer' | 'error';
+  content: string;
+}
+
+/** A past turn passed to the agent. */
+export interface GatewayHistoryItem {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** What the gateway needs of an agent: ask a question, get events and the final answer. */
+export interface GatewayAgent {
+  ask(
+    question: string,
+    options: {
+      user: string;
+      history?: GatewayHistoryItem[];
+      signal: AbortSignal;
+      onEvent?: (event: GatewayAgentEvent) => void;
+    },
+  ): Promise<string>;
+}
+
+/** What the agent route needs of the gateway's options. */
+export interface AgentRouteOptions {
+  agent: GatewayAgent | undefined;
+  agentUnavailableMessage: string | undefined;
+  defaultUser: string;
+  heartbeatMs: number;
+}
+
+function parseHistory(value: unknown): GatewayHistoryItem[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (
+    !Array.isArray(value) ||
+    !value.every(
+      (v) =>
+        isPlainObject(v) && (v.role === 'user' || v.role === 'assistant') && typeof v.content === 'string',
+    )
+  ) {
+    throw new HttpError(
+      400,
+      'invalid-request',
+      'agent request: "history" must be an array of { "role": "user" | "assistant", "content": string }',
+    );
+  }
+  return value as GatewayHistoryItem[];
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Answers one agent request. */
+export async function handleAgentRoute(ctx: RouteContext, options: AgentRouteOptions): Promise<void> {
+  const { req, res, signal } = ctx;
+  const body = await ctx.readJson('agent request');
+  if (!isPlainObject(body) || typeof body.question !== 'string' || body.question.trim() === '') {
+    throw new HttpError(
+      400,
+      'invalid-request',
+      'agent request: expected a JSON object with a non-empty "question" string',
+    );
+  }
+  if (body.user !== undefined && typeof body.user !== 'string') {
+    throw new HttpError(400, 'invalid-request', 'agent request: "user" must be a string');
+  }
+  const history = parseHistory(body.history);
+  if (!options.agent) {
+    throw new HttpError(
+      503,
+      'no-model',
+      options.agentUnavailableMessage ?? 'no model is configured, so the agent is not running',
+    );
+  }
+  const agent = options.agent;
+  const user = (body.user as string | undefined) ?? options.defaultUser;
+  const question = body.question;
+  const wantsStream = (headerValue(req, 'accept') ?? '').includes('text/event-stream');
+  if (!wantsStream) {
+    const answer = await agent.ask(question, { user, history, signal });
+    sendJson(res, 200, { answer }, ctx.headers);
+    return;
+  }
+  res.writeHead(200, {
+    ...ctx.headers,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  res.flushHeaders(); // the client has its 200 at once, not only with the first event
+  const send = (event: GatewayAgentEvent): void => {
+    if (!res.writableEnded) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  };
+  const heartbeat = setInterval(() => {
+    if (!res.writableEnded) res.write(': keep-alive\n\n');
+  }, options.heartbeatMs);
+  try {
+    const answer = await agent.ask(question, {
+      user,
+      history,
+      signal,
+      onEvent: (event) => {
+        if (event.type !== 'answer') send(event);
+      },
+    });
+    send({ type: 'answer', content: answer });
+  } catch (error) {
+    send({ type: 'error', content: errorMessage(error) });
+  } finally {
+    clearInterval(heartbeat);
+  }
+  res.end();
+}
