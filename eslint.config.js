@@ -42,7 +42,39 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/schema/**/*.ts', 'src/tools/**/*.ts'],
+    files: ['src/errors/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../*/**', '../*'], message: 'errors/ is floor 0: it imports nothing of toolbus.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/schema/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../*/**', '!../errors/*'],
+              message: 'schema/ imports only errors/ (DESIGN.md §1).',
+            },
+            { group: peerPackages, message: 'Heavy clients are imported only by their leaf (DESIGN.md §1).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/tools/**/*.ts'],
     ignores: ['src/**/*.test.ts'],
     rules: {
       'no-restricted-imports': [

@@ -2,8 +2,8 @@
  * Guard test: the dependency direction of DESIGN.md §1, checked from the file system (the same rules as
  * the `no-restricted-imports` blocks of eslint.config.js, plus the index-only rule of STYLE.md §1).
  *
- * - schema/ and tools/ import no other toolbus layer (the one exception: schema/ may import
- *   tools/errors.ts, a module without imports, for the shared ToolbusError);
+ * - errors/ (floor 0) imports nothing of toolbus; schema/ imports only errors/, and tools/ only errors/
+ *   and schema/;
  * - no layer imports a layer above it (ranks below);
  * - a leaf (bus/nats, config/sqlite, config/nats-kv, adapters/mcp, adapters/langchain, models/openai)
  *   is imported only by cli/ (or by a leaf of the same client family, e.g. the `toolbus/nats` entry
@@ -38,6 +38,7 @@ const HEAVY: [prefix: string, family: string][] = [
 
 /** Dependency rank of each layer: a file may import only layers of equal or lower rank. */
 const RANK: Record<string, number> = {
+  errors: -1,
   schema: 0,
   tools: 1,
   bus: 2,
@@ -116,24 +117,24 @@ export function checkLayering(files: ReadonlyMap<string, string>): string[] {
             `${file}: imports the leaf '${to}' (${spec}); only cli/, tests, benches and examples may`,
           );
         }
-      } else if ((from === 'schema' || from === 'tools') && !(to === 'schema' || to === 'tools')) {
+      } else if (from === 'errors') {
+        problems.push(`${file}: errors/ imports '${to}' (${spec}); floor 0 imports nothing of toolbus`);
+      } else if (
+        (from === 'schema' && to !== 'errors') ||
+        (from === 'tools' && to !== 'errors' && to !== 'schema')
+      ) {
         problems.push(
           `${file}: ${from}/ imports '${to}' (${spec}); schema/ and tools/ know nothing of layers above`,
         );
-      } else if (!(from === 'schema' && to === 'tools') && rankOf(to) > rankOf(from)) {
+      } else if (rankOf(to) > rankOf(from)) {
         problems.push(
           `${file}: imports the higher layer '${to}' (${spec}); dependencies point down (DESIGN.md §1)`,
         );
       }
-      const allowedInternal = from === 'schema' && target === 'tools/errors.js';
       // The toolbus/nats entry (bus/nats/index.ts) re-exports config/nats-kv: importing that index back
       // would be a cycle, so the store reaches the family's shared connect module directly.
       const sharedConnect = from === 'config/nats-kv' && target === 'bus/nats/connect.js';
-      if (from === 'tools' && to === 'schema' && target !== 'schema/index.js') {
-        problems.push(`${file}: imports '${spec}'; other layers import only '${to}/index.js'`);
-      } else if (from === 'schema' && to === 'tools' && !allowedInternal) {
-        problems.push(`${file}: imports '${spec}'; schema/ may import only tools/errors.js from tools/`);
-      } else if (from !== 'schema' && target !== `${to}/index.js` && !sharedConnect) {
+      if (target !== `${to}/index.js` && !sharedConnect) {
         problems.push(`${file}: imports '${spec}'; other layers import only '${to}/index.js'`);
       }
     }
@@ -173,9 +174,14 @@ describe('layering', () => {
         "tools/x.ts: tools/ imports 'bus'",
       ],
       [
-        'schema/ importing tools internals other than errors.ts',
-        { 'schema/x.ts': "import { ToolSet } from '../tools/tool-set.js';" },
-        'schema/x.ts: imports',
+        'schema/ importing tools/',
+        { 'schema/x.ts': "import { ToolSet } from '../tools/index.js';" },
+        "schema/x.ts: schema/ imports 'tools'",
+      ],
+      [
+        'errors/ importing anything of toolbus',
+        { 'errors/x.ts': "import { jsonDepth } from '../schema/index.js';" },
+        "errors/x.ts: errors/ imports 'schema'",
       ],
       [
         'a lower layer importing a higher one',
@@ -241,7 +247,7 @@ describe('layering', () => {
       });
     }
 
-    test('allowed: cli/ importing a leaf, a leaf re-exporting a same-family leaf, schema/ using tools/errors.js, config/nats-kv using bus/nats/connect.js', () => {
+    test('allowed: cli/ importing a leaf, a leaf re-exporting a same-family leaf, schema/ using errors/, config/nats-kv using bus/nats/connect.js', () => {
       const problems = checkLayering(
         new Map(
           Object.entries({
@@ -249,7 +255,7 @@ describe('layering', () => {
             'bus/nats/index.ts': "export { NatsKvConfigStore } from '../../config/nats-kv/index.js';",
             'bus/nats/x.ts':
               "import { connect } from '@nats-io/transport-node';\nimport { a } from '../index.js';",
-            'schema/x.ts': "import { ToolbusError } from '../tools/errors.js';",
+            'schema/x.ts': "import { ToolbusError } from '../errors/index.js';",
             'config/nats-kv/x.ts': "import { connectNats } from '../../bus/nats/connect.js';",
             'tools/x.ts':
               "/** import { NatsBus } from 'toolbus/nats'; */\nimport type { A } from '../schema/index.js';",

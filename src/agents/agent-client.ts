@@ -4,9 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import type { BusMessage, BusSubscription, MessageBus } from '../bus/index.js';
 import { canonicalTopic } from '../bus/index.js';
-import { abortError } from '../models/index.js';
 import { WireProperty, cancelTopicOf } from '../services/index.js';
-import { MAX_TIMER_MS, ToolbusError, isToolbusError } from '../tools/index.js';
+import { MAX_TIMER_MS } from '../tools/index.js';
+import { abortError, isToolbusError, ToolbusError } from '../errors/index.js';
 import type { AgentHistoryItem } from './agent.js';
 import { DEFAULT_AGENT_REQUEST_QUEUE, DEFAULT_AGENT_RESPONSE_QUEUE } from './agent-service.js';
 import { decodeAgentResponse, encodeAgentRequest, fromAgentWireError } from './wire.js';

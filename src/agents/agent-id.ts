@@ -1,7 +1,7 @@
 /**
  * @module Agent and topic identities of the runtime: `AgentId { type, key }`, `AgentType`, `TopicId`.
  */
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 
 const AGENT_TYPE = /^[\w.-]+$/;
 const TOPIC_TYPE = /^[\w.:=-]+$/;

@@ -5,7 +5,8 @@
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
 import { canonicalTopic } from '../bus/index.js';
 import { WireProperty, cancelTopicOf } from '../services/index.js';
-import { MAX_TIMER_MS, ToolbusError } from '../tools/index.js';
+import { MAX_TIMER_MS } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { AgentEvent, RunnableAgent } from './agent.js';
 import { decodeAgentRequest, encodeAgentResponse, toAgentWireError } from './wire.js';
 import type { AgentRequest, AgentResponse } from './wire.js';

@@ -4,8 +4,7 @@
  */
 import { AssistantMessage, UserMessage } from '../models/index.js';
 import type { LLMMessage } from '../models/index.js';
-import { abortError } from '../models/index.js';
-import { ToolbusError, isToolbusError } from '../tools/index.js';
+import { abortError, isToolbusError, ToolbusError } from '../errors/index.js';
 import type { ToolProvider, ToolResult } from '../tools/index.js';
 
 /** The kinds of {@link AgentEvent}, with TrustGraph's `message_type` names. */

@@ -2,16 +2,10 @@
  * @module `ReActAgent`: an agent for models without function calling, speaking the text protocol
  * `Thought:` / `Action:` / `Args: {json}` / `Final Answer:` and reading `Observation:` back.
  */
-import {
-  AssistantMessage,
-  FinishReason,
-  ModelError,
-  SystemMessage,
-  UserMessage,
-  abortError,
-} from '../models/index.js';
+import { AssistantMessage, FinishReason, ModelError, SystemMessage, UserMessage } from '../models/index.js';
+import { abortError, ToolbusError } from '../errors/index.js';
 import type { ChatCompletionClient, LLMMessage } from '../models/index.js';
-import { ToolbusError } from '../tools/index.js';
+
 import type { Tool, ToolProvider } from '../tools/index.js';
 import { answerAtLimit, askAgent, callAgentTool, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';

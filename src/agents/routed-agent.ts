@@ -1,7 +1,7 @@
 /**
  * @module `RoutedAgent`: an agent whose handlers are chosen by the class of the incoming message.
  */
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { AgentId, AgentType } from './agent-id.js';
 import type {
   Agent,

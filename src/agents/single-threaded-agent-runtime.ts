@@ -3,7 +3,8 @@
  * agents, RPC (`sendMessage`) and topics (`publishMessage`).
  */
 import { randomUUID } from 'node:crypto';
-import { CancellationToken, ToolbusError, onAbort } from '../tools/index.js';
+import { CancellationToken, onAbort } from '../tools/index.js';
+import { abortError, ToolbusError } from '../errors/index.js';
 import { AgentId } from './agent-id.js';
 import type { AgentType, TopicId } from './agent-id.js';
 import type {
@@ -15,7 +16,6 @@ import type {
   SendMessageOptions,
   Subscription,
 } from './agent-runtime.js';
-import { abortError } from '../models/index.js';
 import { TypeSubscription } from './type-subscription.js';
 
 /** Where a published message failed, reported to {@link RuntimeHooks.onHandlerError}. */

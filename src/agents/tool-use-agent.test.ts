@@ -8,7 +8,8 @@ import {
   ScriptedChatCompletionClient,
 } from '../models/index.js';
 import type { FunctionCall, LLMMessage } from '../models/index.js';
-import { FunctionTool, LiveToolSet, ToolbusError } from '../tools/index.js';
+import { FunctionTool, LiveToolSet } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { AgentEvent } from './agent.js';
 import { ToolUseAgent } from './tool-use-agent.js';
 

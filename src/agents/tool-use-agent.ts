@@ -10,10 +10,10 @@ import {
   FinishReason,
   ModelError,
   UserMessage,
-  abortError,
 } from '../models/index.js';
+import { abortError, ToolbusError } from '../errors/index.js';
 import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
-import { ToolbusError } from '../tools/index.js';
+
 import type { Tool, ToolProvider, ToolResult } from '../tools/index.js';
 import { answerAtLimit, askAgent, callAgentTool, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';

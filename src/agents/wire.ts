@@ -16,7 +16,7 @@
  * Properties as for tool services: `id` correlates (required), `deadline` (epoch ms) bounds the run, and a
  * message `{ id, cancel }` with an empty body on the control topic (`request:tg:agent:cancel`) cancels it.
  */
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { AgentHistoryItem } from './agent.js';
 
 /** A request to an agent service, as TypeScript sees it. */

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryBus } from './memory-bus.js';
 import type { BusMessage } from './message-bus.js';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 
 const text = (m: BusMessage): string => new TextDecoder().decode(m.body);
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));

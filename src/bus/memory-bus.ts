@@ -1,7 +1,7 @@
 /**
  * @module `MemoryBus`: the in-process `MessageBus`, the embedded default and the test double.
  */
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type {
   BusHandler,
   BusHooks,

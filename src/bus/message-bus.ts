@@ -2,7 +2,7 @@
  * @module The `MessageBus` contract: publish, subscribe, close. Request/response correlation lives above
  * it, once, in `services/`.
  */
-import type { ToolbusError } from '../tools/index.js';
+import type { ToolbusError } from '../errors/index.js';
 
 /** Message properties: string keys and values (Pulsar properties, NATS headers). `id` correlates calls. */
 export type BusProperties = Readonly<Record<string, string>>;

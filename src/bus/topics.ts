@@ -13,7 +13,7 @@
  * Buses key subscriptions by the canonical form. A bus whose native names differ (NATS subjects) derives
  * them from {@link topicParts}, e.g. `request:tg:joke` → subject `request.tg.joke`.
  */
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 
 /** A parsed topic name. */
 export interface TopicName {

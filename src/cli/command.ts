@@ -2,6 +2,7 @@
  * @module The shape of a CLI command and its I/O, so commands can be tested in-process.
  */
 import type { Readable, Writable } from 'node:stream';
+import { ToolbusError } from '../errors/index.js';
 
 /** Where a command reads and writes. */
 export interface CliIO {
@@ -26,10 +27,9 @@ export interface CliCommand {
 }
 
 /** Thrown by a command for bad usage; `main` prints the message and the command's help hint, exit 2. */
-export class UsageError extends Error {
+export class UsageError extends ToolbusError {
   constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
+    super('usage', message);
   }
 }
 

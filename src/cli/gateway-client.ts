@@ -1,6 +1,7 @@
 /**
  * @module A small HTTP client for a running `toolbus up`, used by `call`, `tools` and `ask`.
  */
+import { ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
 import { UsageError, type CliIO } from './command.js';
 import { isLoopbackHost } from '../gateway/index.js';
 import { readTokenFile } from './token-file.js';
@@ -9,14 +10,15 @@ import { readTokenFile } from './token-file.js';
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8888';
 
 /** An error answer from the gateway, or a connection failure, with a message for the terminal. */
-export class GatewayRequestError extends Error {
+export class GatewayRequestError extends ToolbusError {
   constructor(
     message: string,
+    /** The HTTP status; undefined when the gateway could not be reached. */
     readonly status: number | undefined,
-    readonly code: string | undefined,
+    /** The gateway's error code (`unreachable` when it could not be reached). */
+    code: ToolbusErrorCode,
   ) {
-    super(message);
-    this.name = 'GatewayRequestError';
+    super(code, message);
   }
 }
 
@@ -82,11 +84,11 @@ export async function gatewayFetch(
     );
   }
   if (response.ok) return response;
-  let code: string | undefined;
+  let code: ToolbusErrorCode = response.status >= 500 ? 'internal' : 'invalid-request';
   let message = `${response.status} ${response.statusText}`;
   try {
     const body = (await response.json()) as { error?: { code?: string; message?: string } };
-    code = body.error?.code;
+    if (typeof body.error?.code === 'string') code = body.error.code as ToolbusErrorCode;
     if (body.error?.message) message = body.error.message;
   } catch {
     // Not JSON: keep the status line.

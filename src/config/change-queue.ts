@@ -1,7 +1,7 @@
 /**
  * @module A bounded, single-consumer async queue: the iterator behind `ConfigStore.watch()`.
  */
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 
 /** How many undelivered items a watch buffers by default before it fails. */
 export const DEFAULT_WATCH_BUFFER = 10_000;

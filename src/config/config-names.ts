@@ -1,7 +1,7 @@
 /**
  * @module The rule for config item types and keys, shared by every store backend.
  */
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 
 /**
  * A type or key: 1–128 characters of `[A-Za-z0-9_.=-]`, starting with a letter or digit. This is the

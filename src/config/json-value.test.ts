@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import { parseJsonValue, toJsonValue } from './index.js';
 import { findJsonError } from '../schema/index.js';
 
@@ -79,5 +79,22 @@ describe('nesting limit', () => {
     for (let i = 0; i < 20_000; i++) deep = [deep];
     assert.throws(() => toJsonValue(deep), { code: 'invalid-config', message: /deeper than 512 levels/ });
     assert.ok(Array.isArray(parseJsonValue('['.repeat(512) + ']'.repeat(512))), 'the limit itself is fine');
+  });
+});
+
+describe('__proto__ keys', () => {
+  test('a parsed object with a "__proto__" key keeps it as data, as the same value written as text does', async () => {
+    const parsed = JSON.parse('{"__proto__":{"a":1},"b":2}') as unknown;
+    const copy = toJsonValue(parsed) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(copy), ['__proto__', 'b']);
+    assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+    assert.equal((copy as { a?: unknown }).a, undefined, 'nothing inherited');
+    const { MemoryConfigStore } = await import('./index.js');
+    const store = new MemoryConfigStore();
+    await store.put('tool', 'x', parsed);
+    await store.put('tool', 'y', '{"__proto__":{"a":1},"b":2}');
+    assert.equal(JSON.stringify((await store.get('tool', 'x'))?.value), '{"__proto__":{"a":1},"b":2}');
+    assert.equal(JSON.stringify((await store.get('tool', 'y'))?.value), '{"__proto__":{"a":1},"b":2}');
+    await store.close();
   });
 });

@@ -1,8 +1,8 @@
 /**
  * @module Parsing config values as JSON, with the line, column and offset of the first error.
  */
-import { MAX_JSON_DEPTH, findJsonError, jsonDepth, type JsonValue } from '../schema/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { MAX_JSON_DEPTH, findJsonError, jsonDepth, setOwn, type JsonValue } from '../schema/index.js';
+import { ToolbusError } from '../errors/index.js';
 
 /** Options of {@link parseJsonValue}. */
 export interface ParseJsonValueOptions {
@@ -62,7 +62,7 @@ export function toJsonValue(value: unknown, options: ParseJsonValueOptions = {})
       const out: { [key: string]: JsonValue } = {};
       for (const [k, item] of Object.entries(v)) {
         if (item === undefined) continue; // as JSON.stringify does
-        out[k] = visit(item, `${path}.${k}`, depth + 1);
+        setOwn(out, k, visit(item, `${path}.${k}`, depth + 1));
       }
       return out;
     } finally {

@@ -2,7 +2,7 @@
  * @module `MemoryConfigStore`: the in-process config store, for tests and single-process use.
  */
 import type { JsonValue } from '../schema/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import { ChangeQueue } from './change-queue.js';
 import { assertConfigName } from './config-names.js';
 import type {

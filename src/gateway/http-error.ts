@@ -3,19 +3,19 @@
  * status each toolbus error code maps to.
  */
 import type { ServerResponse } from 'node:http';
+import { ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
 import { redactMachinePaths } from './redact-paths.js';
 
 /** An answer the gateway gives on purpose: the status, a stable code and a message for the caller. */
-export class HttpError extends Error {
+export class HttpError extends ToolbusError {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: ToolbusErrorCode,
     message: string,
     /** Extra response headers, e.g. `www-authenticate` or `allow`. */
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
-    super(message);
-    this.name = 'HttpError';
+    super(code, message);
   }
 }
 

@@ -18,7 +18,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MAX_JSON_DEPTH } from '../schema/index.js';
-import { ToolbusError, type ToolProvider } from '../tools/index.js';
+import { type ToolProvider } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { ConfigStore } from '../config/index.js';
 import { configAllowlistFromEnv, type ConfigAllowlist } from '../registry/index.js';
 import { handleAgentRoute, type GatewayAgent } from './agent-route.js';

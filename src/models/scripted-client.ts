@@ -1,9 +1,8 @@
 /**
  * @module `ScriptedChatCompletionClient`: a model that replays an exact script, for tests.
  */
-import { ToolbusError } from '../tools/index.js';
+import { abortError, raceSignal, ToolbusError } from '../errors/index.js';
 import type { Tool, ToolSchema } from '../tools/index.js';
-import { abortError, raceSignal } from './abort.js';
 import { FinishReason } from './chat-completion-client.js';
 import type {
   ChatCompletionClient,

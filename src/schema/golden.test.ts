@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
-import { ToolbusError } from '../tools/errors.js';
+import { ToolbusError } from '../errors/index.js';
 import { compileSchema, createValidator, toParametersSchema, type JsonObject } from './index.js';
 
 /** Compares as JSON text so key order counts (output must be deterministic). */

@@ -19,3 +19,4 @@ export type { NullNormalizer } from './null-normalizer.js';
 export { findJsonError } from './json-error.js';
 export type { JsonErrorPosition } from './json-error.js';
 export { MAX_JSON_DEPTH, jsonDepth } from './json-depth.js';
+export { setOwn } from './own-property.js';

@@ -10,6 +10,7 @@
  * `{ key, value }` entries; such a list, where the source schema has a record, becomes an object again.
  */
 import type { JsonObject, JsonValue } from './json.js';
+import { setOwn } from './own-property.js';
 
 /** What to do inside one object schema. */
 interface ObjectPlan {
@@ -79,15 +80,6 @@ function apply(value: unknown, plan: Plan): unknown {
     }
   }
   return out ?? value;
-}
-
-/**
- * Sets `key` as an own data property. Keys come from the model: on a fresh object, `out[key] = v` with
- * `__proto__` would replace its prototype (the value's properties then look inherited, and the key
- * vanishes) instead of keeping the key as data, as `JSON.parse` and object spread do.
- */
-function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 function isEntry(item: unknown): item is { key: string; value: unknown } {

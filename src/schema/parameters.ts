@@ -4,9 +4,10 @@
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
-import { ToolbusError } from '../tools/errors.js';
+import { ToolbusError } from '../errors/index.js';
 import { jsonSchemaCompiler } from './ajv.js';
 import type { JsonObject, JsonSchema, JsonValue, ObjectJsonSchema } from './json.js';
+import { setOwn } from './own-property.js';
 
 /** A zod v4 schema (any `z.*` type; tools use `z.object`). */
 export type ZodSchema = z.ZodType;
@@ -165,15 +166,6 @@ function toJsonObject(value: RawJsonSchema, path: string): JsonObject {
   const out: JsonObject = {};
   for (const [key, item] of Object.entries(value)) setOwn(out, key, toJsonValue(item, `${path}/${key}`));
   return out;
-}
-
-/**
- * Sets `key` as an own property. A schema can come from a remote server, and JSON.parse gives it an own
- * `__proto__` key: `out[key] = value` would make that value the copy's prototype, so keys the schema
- * never declared (`properties`, `required`) would be read from it.
- */
-function setOwn(out: JsonObject, key: string, value: JsonValue): void {
-  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function toJsonValue(value: unknown, path: string): JsonValue {

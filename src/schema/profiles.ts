@@ -1,7 +1,7 @@
 /**
  * @module Schema profiles: one source schema compiled to what each provider accepts.
  */
-import { ToolbusError } from '../tools/errors.js';
+import { ToolbusError } from '../errors/index.js';
 import type { JsonObject, JsonValue, ObjectJsonSchema } from './json.js';
 import { admitsNull, isRecordSchema, localRefTarget } from './null-normalizer.js';
 import type { ToolSchema } from './tool-schema.js';

@@ -20,7 +20,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BusSubscription, MessageBus } from '../bus/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
-import { MAX_TIMER_MS, ToolbusError } from '../tools/index.js';
+import { MAX_TIMER_MS } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import {
   parseToolServiceDescriptor,
   parseToolServiceToolDescriptor,

@@ -4,8 +4,8 @@
  * is parsed here, once, into camelCase types.
  */
 import { parseTopic } from '../bus/index.js';
-import type { JsonObject, JsonValue } from '../schema/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { setOwn, type JsonObject, type JsonValue } from '../schema/index.js';
+import { ToolbusError } from '../errors/index.js';
 import { checkQueuePair } from './wire.js';
 
 /** One config param a tool service accepts (`config-params[]`). */
@@ -206,10 +206,7 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
   });
   const values: Record<string, JsonValue> = {};
   for (const [key, v] of Object.entries(object)) {
-    // defineProperty, not `values[key] = v`: a "__proto__" key would set the prototype instead of a value.
-    if (!TOOL_DESCRIPTOR_KEYS.includes(key)) {
-      Object.defineProperty(values, key, { value: v, enumerable: true, writable: true, configurable: true });
-    }
+    if (!TOOL_DESCRIPTOR_KEYS.includes(key)) setOwn(values, key, v);
   }
   return { name, description, service, arguments: args, values };
 }

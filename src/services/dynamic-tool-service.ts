@@ -3,7 +3,8 @@
  */
 import { defaultServiceQueues, parseTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
-import { MAX_TIMER_MS, ToolbusError, isToolbusError } from '../tools/index.js';
+import { MAX_TIMER_MS } from '../tools/index.js';
+import { isToolbusError, ToolbusError } from '../errors/index.js';
 import { runHook, type Hook } from './hooks.js';
 import {
   startServiceAnnouncer,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryBus } from '../bus/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import { ToolServiceClientCache } from './tool-service-client-cache.js';
 
 const request = 'request:tg:cache';

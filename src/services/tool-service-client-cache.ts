@@ -4,7 +4,7 @@
  */
 import { canonicalTopic } from '../bus/index.js';
 import type { MessageBus } from '../bus/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import { ToolServiceClient, type ToolServiceClientHooks } from './tool-service-client.js';
 
 /** Options of {@link ToolServiceClientCache}. */

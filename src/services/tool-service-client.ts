@@ -4,14 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
-import {
-  CallDeadlines,
-  ToolError,
-  ToolbusError,
-  isToolbusError,
-  onAbort,
-  type Schedulable,
-} from '../tools/index.js';
+import { ToolbusError, abortError, isToolbusError } from '../errors/index.js';
+import { CallDeadlines, ToolError, asToolError, onAbort, type Schedulable } from '../tools/index.js';
 
 import { runHook, type Hook } from './hooks.js';
 import {
@@ -435,7 +429,7 @@ export class ToolServiceClient {
     const signal = options.signal;
     if (signal?.aborted) {
       this.#stats.cancelled++;
-      failEarly(sink, reject, cancelledError(signal.reason, this.#service, toolName));
+      failEarly(sink, reject, cancelledError(signal, this.#service, toolName));
       return undefined;
     }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
@@ -470,7 +464,7 @@ export class ToolServiceClient {
       // One listener on the caller's signal however many calls share it (see tools/abort-fanout.ts).
       pending.unwatch = onAbort(signal, () => {
         this.#stats.cancelled++;
-        this.#abandon(pending, cancelledError(signal.reason, this.#service, toolName));
+        this.#abandon(pending, cancelledError(signal, this.#service, toolName));
       });
     }
     const extra = options.properties;
@@ -670,9 +664,10 @@ export class ToolServiceClient {
   }
 }
 
-function cancelledError(reason: unknown, service: string, toolName: string | undefined): ToolbusError {
-  if (reason instanceof ToolbusError) return reason;
-  return new ToolError('cancelled', `tool service '${service}': call cancelled`, { cause: reason, toolName });
+/** What an aborted call rejects with: `timeout` for `AbortSignal.timeout`, else `cancelled` (see `abortError`). */
+function cancelledError(signal: AbortSignal, service: string, toolName: string | undefined): ToolbusError {
+  const error = abortError(signal, `the call of tool service '${service}'`);
+  return toolName === undefined ? error : asToolError(error, toolName);
 }
 
 /**

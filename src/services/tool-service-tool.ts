@@ -3,8 +3,9 @@
  * descriptor, calling the service through a `ToolServiceClient`.
  */
 import type { MessageBus } from '../bus/index.js';
-import type { JsonObject, JsonValue, ObjectJsonSchema } from '../schema/index.js';
-import { BaseTool, ToolbusError } from '../tools/index.js';
+import { setOwn, type JsonObject, type JsonValue, type ObjectJsonSchema } from '../schema/index.js';
+import { BaseTool } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { Tool, ToolCallContext } from '../tools/index.js';
 import type { ToolServiceClientCache } from './tool-service-client-cache.js';
 import { ToolServiceClient } from './tool-service-client.js';
@@ -139,12 +140,7 @@ export function createToolServiceTool(options: CreateToolServiceToolOptions): To
     // ('toString', '__proto__') would otherwise read an inherited member or set config's prototype.
     const value = Object.hasOwn(descriptor.values, param.name) ? descriptor.values[param.name] : undefined;
     if (value !== undefined) {
-      Object.defineProperty(config, param.name, {
-        value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      setOwn(config, param.name, value);
     } else if (param.required) {
       throw new ToolbusError(
         'invalid-config',

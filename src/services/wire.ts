@@ -29,7 +29,7 @@
  */
 import { canonicalTopic } from '../bus/index.js';
 import type { BusProperties } from '../bus/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import { RemoteToolError } from './remote-tool-error.js';
 
 /** The request envelope as it travels: `config` and `arguments` are JSON text, as in the seed. */

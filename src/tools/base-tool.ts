@@ -14,7 +14,8 @@ import {
   type ValidationResult,
   type Validator,
 } from '../schema/index.js';
-import { ToolError, ToolbusError } from './errors.js';
+import { ToolbusError, isToolbusError, type AbortState } from '../errors/index.js';
+import { ToolError, toolAbortError } from './errors.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext } from './tool.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
 import { onAbort } from './abort-fanout.js';
@@ -40,7 +41,6 @@ export type SignalLike = AbortSignal | { readonly signal: AbortSignal };
 const NEVER_ABORTED = new AbortController().signal;
 
 /** What runJson reads of an AbortSignal or a LazyAbortController. */
-type AbortState = { readonly aborted: boolean; readonly reason: unknown };
 
 /**
  * The base of class-based tools. Subclasses implement {@link BaseTool.run}; `runJson` validates the
@@ -80,7 +80,7 @@ export abstract class BaseTool implements Tool {
       this.#parameters = toParametersSchema(options.parameters);
       this.#validate = createValidator(options.parameters, { jsonSchema: this.#parameters });
     } catch (error) {
-      if (error instanceof ToolbusError) {
+      if (isToolbusError(error)) {
         throw new ToolbusError(error.code, `tool '${options.name}': ${error.message}`, { cause: error });
       }
       throw error;
@@ -195,15 +195,7 @@ export abstract class BaseTool implements Tool {
   }
 
   #cancelled(signal: AbortState): ToolError {
-    const reason: unknown = signal.reason;
-    if (reason instanceof ToolError) return reason;
-    if (reason instanceof ToolbusError) {
-      return new ToolError(reason.code, reason.message, { cause: reason, toolName: this.name });
-    }
-    return new ToolError('cancelled', `tool '${this.name}' was cancelled`, {
-      cause: reason,
-      toolName: this.name,
-    });
+    return toolAbortError(signal, this.name);
   }
 }
 

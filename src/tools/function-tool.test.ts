@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { BaseTool } from './base-tool.js';
 import { CancellationToken } from './cancellation-token.js';
-import { ToolError, ToolbusError } from './errors.js';
+import { ToolbusError } from '../errors/index.js';
+import { ToolError } from './errors.js';
 import { FunctionTool } from './function-tool.js';
 import type { ToolCallContext } from './tool.js';
 

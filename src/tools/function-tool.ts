@@ -4,7 +4,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { ParametersSource } from '../schema/index.js';
 import { BaseTool, type BaseToolOptions } from './base-tool.js';
-import { ToolbusError } from './errors.js';
+import { ToolbusError } from '../errors/index.js';
 import type { ToolAnnotations, ToolCallContext } from './tool.js';
 
 /** The arguments a function receives for `parameters` S: zod's (or any Standard Schema's) output type. */

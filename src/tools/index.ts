@@ -1,7 +1,9 @@
 /**
  * @module tools: the Tool contract, FunctionTool, ToolSet and the error contract.
  */
-export { ToolbusError, ToolError, ToolErrorCode, ToolbusErrorCode, isToolbusError } from './errors.js';
+// Re-exported while the layers above move their imports to ../errors/ (issue 15).
+export { ToolbusError, ToolErrorCode, ToolbusErrorCode, isToolbusError } from '../errors/index.js';
+export { ToolError, asToolError, toolAbortError } from './errors.js';
 export { CancellationToken } from './cancellation-token.js';
 export type {
   Tool,

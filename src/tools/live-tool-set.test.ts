@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { ToolbusError } from './errors.js';
+import { ToolbusError } from '../errors/index.js';
 import { FunctionTool } from './function-tool.js';
 import { LiveToolSet } from './live-tool-set.js';
 import { ToolSet } from './tool-set.js';

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ToolbusError } from './errors.js';
+import { ToolbusError } from '../errors/index.js';
 import {
   TOOL_NAME_PATTERN,
   ToolNameMap,

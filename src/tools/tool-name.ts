@@ -2,7 +2,7 @@
  * @module Tool name rules, and a reversible mapping for foreign names (MCP allows `.`, `/`, spaces).
  */
 import { createHash } from 'node:crypto';
-import { ToolbusError } from './errors.js';
+import { ToolbusError } from '../errors/index.js';
 
 /** What a tool name must match (OpenAI's function-name rule). */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;

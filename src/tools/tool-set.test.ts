@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { z } from 'zod';
-import { ToolError, ToolbusError } from './errors.js';
+import { ToolbusError } from '../errors/index.js';
+import { ToolError } from './errors.js';
 import { FunctionTool } from './function-tool.js';
 import type { ToolResult } from './tool.js';
 import {

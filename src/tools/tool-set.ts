@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { findJsonError } from '../schema/index.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { CallDeadlines, type Schedulable } from './call-deadlines.js';
-import { ToolError, ToolbusError } from './errors.js';
+import { ToolbusError, isToolbusError } from '../errors/index.js';
+import { ToolError, asToolError, toolAbortError } from './errors.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
 import { onAbort } from './abort-fanout.js';
 import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
@@ -244,7 +245,7 @@ export class ToolSet implements ToolProvider {
       );
     }
     const callerSignal = options.signal;
-    if (callerSignal?.aborted) return failure(name, callId, cancelled(name, callerSignal.reason));
+    if (callerSignal?.aborted) return failure(name, callId, toolAbortError(callerSignal, name));
 
     // One controller per call, aborted by the caller's signal or by the deadline (see CallControl).
     const control = new CallControl(name, timeoutMs, callerSignal);
@@ -334,7 +335,7 @@ class CallControl extends LazyAbortController implements Schedulable {
 
   /** The caller's signal aborted. */
   handleEvent(): void {
-    this.#abortWith(cancelled(this.#name, this.#callerSignal?.reason));
+    this.#abortWith(toolAbortError(this.#callerSignal ?? { aborted: true, reason: undefined }, this.#name));
   }
 
   /** The deadline passed. */
@@ -365,20 +366,11 @@ function failure(name: string, callId: string, error: ToolError): ToolResult {
   return { name, callId, content: error.message, isError: true, error };
 }
 
-function cancelled(name: string, reason: unknown): ToolError {
-  if (reason instanceof ToolError) return reason;
-  if (reason instanceof ToolbusError)
-    return new ToolError(reason.code, reason.message, { cause: reason, toolName: name });
-  return new ToolError('cancelled', `tool '${name}' was cancelled`, { cause: reason, toolName: name });
-}
-
 /** Any failure as a `ToolError`: a `ToolError` as it is, a `ToolbusError` keeping its code, else `tool-error`. */
 function toToolError(name: string, error: unknown, abort: LazyAbortController): ToolError {
   // An abort wins over whatever the tool threw while stopping.
   if (abort.aborted && abort.reason instanceof ToolError) return abort.reason;
-  if (error instanceof ToolError) return error;
-  if (error instanceof ToolbusError)
-    return new ToolError(error.code, error.message, { cause: error, toolName: name });
+  if (isToolbusError(error)) return asToolError(error, name);
   const message = error instanceof Error ? error.message : String(error);
   return new ToolError('tool-error', `tool '${name}' failed: ${message}`, { cause: error, toolName: name });
 }

@@ -138,7 +138,7 @@ describe('LangChainToolAdapter: LangChain tools as toolbus tools', () => {
     const call = adapter.runJson({ q: 'x' }, controller.signal);
     await running;
     controller.abort();
-    await rejectsWith(call, 'cancelled', "tool 'slow': the call was cancelled");
+    await rejectsWith(call, 'cancelled', "tool 'slow' was cancelled");
     assert.ok(seen, 'the tool got a signal');
     assert.equal(seen.aborted, true);
   });

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkHeaders, resolveHeaders } from './header-value.js';
-import { ToolError, ToolbusError } from '../../tools/index.js';
+import { ToolError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 
 test('header config: static strings and { env, prefix } pass; anything else is invalid-config naming the header', () => {
   assert.deepEqual(checkHeaders({ A: 'x', B: { env: 'TOKEN', prefix: 'Bearer ' } }, 't'), {

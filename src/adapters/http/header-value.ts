@@ -2,7 +2,8 @@
  * @module Header values of the HTTP tool: static strings, or values read from the environment at call
  * time so secrets never live in config.
  */
-import { ToolError, ToolbusError } from '../../tools/index.js';
+import { ToolError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 
 /**
  * A header value taken from an environment variable when the tool is called, e.g.

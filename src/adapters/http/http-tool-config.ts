@@ -2,7 +2,7 @@
  * @module The config (JSON) form of the HTTP tool, with AutoGen's snake_case field names, and its
  * mapping to {@link HttpToolOptions}.
  */
-import { ToolbusError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import type { JsonObject, JsonValue } from '../../schema/index.js';
 import type { HeaderEnvironment } from './header-value.js';
 import { isHostAllowed } from './host-allowlist.js';

@@ -2,7 +2,7 @@
  * @module The config tool type `http`: a factory the `ToolRegistry` calls for each `tool` config item
  * whose `type` is `"http"`.
  */
-import { ToolbusError, isToolbusError } from '../../tools/index.js';
+import { isToolbusError, ToolbusError } from '../../errors/index.js';
 import type { JsonObject } from '../../schema/index.js';
 import type { HeaderEnvironment } from './header-value.js';
 import type { HttpTool } from './http-tool.js';

@@ -2,14 +2,8 @@
  * @module `HttpTool`: a tool that calls one HTTP endpoint, with AutoGen's fields and without its faults
  * (status checked, path parameters encoded, unset optionals not sent, real JSON back, cancellable).
  */
-import {
-  BaseTool,
-  MAX_TIMER_MS,
-  ToolError,
-  ToolbusError,
-  isToolbusError,
-  onAbort,
-} from '../../tools/index.js';
+import { BaseTool, MAX_TIMER_MS, ToolError, onAbort } from '../../tools/index.js';
+import { isToolbusError, ToolbusError } from '../../errors/index.js';
 import type { ToolAnnotations, ToolCallContext } from '../../tools/index.js';
 import type { JsonSchema, ParametersSource } from '../../schema/index.js';
 import { checkHeaders, resolveHeaders } from './header-value.js';

@@ -4,7 +4,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { expandUrlTemplate, parseUrlTemplate, urlTemplateFromParts } from './url-template.js';
-import { ToolError, ToolbusError } from '../../tools/index.js';
+import { ToolError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 
 describe('URL templates', () => {
   test('lists each placeholder once, in order', () => {

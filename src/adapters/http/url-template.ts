@@ -2,7 +2,8 @@
  * @module URL templates of the HTTP tool: `{param}` placeholders after the origin, each value
  * percent-encoded as one path segment or query value.
  */
-import { ToolError, ToolbusError } from '../../tools/index.js';
+import { ToolError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 
 /** A placeholder such as `{city}`: a name of letters, digits, `_` and `-`. */
 const PLACEHOLDER = /\{([^{}]*)\}/g;

@@ -6,8 +6,9 @@ import { randomUUID } from 'node:crypto';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import type { ToolRunnableConfig } from '@langchain/core/tools';
 import { ToolInputParsingException } from '@langchain/core/tools';
-import { ToolError, isToolbusError, onAbort, validateToolName, valueAsString } from '../../tools/index.js';
-import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema, ToolbusError } from '../../tools/index.js';
+import { ToolError, onAbort, toolAbortError, validateToolName, valueAsString } from '../../tools/index.js';
+import { isToolbusError } from '../../errors/index.js';
+import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema } from '../../tools/index.js';
 import { createNullNormalizer } from '../../schema/index.js';
 import type { NullNormalizer } from '../../schema/index.js';
 import { objectSchemaOf } from './object-schema.js';
@@ -129,11 +130,11 @@ export class LangChainToolAdapter implements Tool {
     };
     let unwatch: (() => void) | undefined;
     try {
-      if (callerSignal?.aborted) throw cancelled(name, callerSignal.reason);
+      if (callerSignal?.aborted) throw toolAbortError(callerSignal, name);
       // LangChain passes the signal on but a StructuredTool may ignore it: stop waiting on abort anyway.
       const aborted = new Promise<never>((_resolve, reject) => {
         if (callerSignal !== undefined) {
-          unwatch = onAbort(callerSignal, () => reject(cancelled(name, callerSignal.reason)));
+          unwatch = onAbort(callerSignal, () => reject(toolAbortError(callerSignal, name)));
         }
       });
       // A strict-profile model sends null for optionals it leaves out; LangChain's schema wants them absent.
@@ -141,7 +142,7 @@ export class LangChainToolAdapter implements Tool {
       const output = await Promise.race([this.#tool.invoke(input as never, config), aborted]);
       return contentOf(output);
     } catch (error) {
-      if (callerSignal?.aborted) throw cancelled(name, callerSignal.reason);
+      if (callerSignal?.aborted) throw toolAbortError(callerSignal, name);
       if (error instanceof ToolInputParsingException) {
         throw new ToolError('invalid-arguments', `tool '${name}': ${error.message}`, {
           toolName: name,
@@ -160,14 +161,6 @@ export class LangChainToolAdapter implements Tool {
   returnValueAsString(value: unknown): string {
     return valueAsString(value);
   }
-}
-
-function cancelled(name: string, reason: unknown): ToolbusError {
-  if (isToolbusError(reason)) return reason;
-  return new ToolError('cancelled', `tool '${name}': the call was cancelled`, {
-    toolName: name,
-    cause: reason,
-  });
 }
 
 /** A LangChain tool may answer with a `ToolMessage`; the model needs its content. */

@@ -3,7 +3,7 @@
  * toolbus `ToolSchema` carries.
  */
 import { toJsonSchema } from '@langchain/core/utils/json_schema';
-import { ToolbusError, isToolbusError } from '../../tools/index.js';
+import { isToolbusError, ToolbusError } from '../../errors/index.js';
 import { toParametersSchema } from '../../schema/index.js';
 import type { ObjectJsonSchema } from '../../schema/index.js';
 

@@ -5,7 +5,8 @@
 import { ToolMessage } from '@langchain/core/messages';
 import { DynamicStructuredTool } from '@langchain/core/tools';
 import type { ToolRunnableConfig } from '@langchain/core/tools';
-import { ToolError, isToolbusError } from '../../tools/index.js';
+import { ToolError } from '../../tools/index.js';
+import { isToolbusError } from '../../errors/index.js';
 import type { Tool } from '../../tools/index.js';
 
 /** Options of {@link toLangChainTool}. */

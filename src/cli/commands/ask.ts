@@ -6,7 +6,7 @@ import { ExitCode, UsageError } from '../command.js';
 import { GATEWAY_FLAGS, GATEWAY_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { openBus } from '../connect.js';
 import { AgentClient } from '../../agents/index.js';
-import { isToolbusError } from '../../tools/index.js';
+import { isToolbusError } from '../../errors/index.js';
 import { GatewayRequestError, gatewayFetch, gatewayTarget, readServerSentEvents } from '../gateway-client.js';
 import { startSpinner } from '../spinner.js';
 
@@ -48,7 +48,7 @@ async function askStreaming(
     signal: io.signal,
   });
   if (!response.body)
-    throw new GatewayRequestError('the gateway sent an empty stream', response.status, undefined);
+    throw new GatewayRequestError('the gateway sent an empty stream', response.status, 'internal');
   const spinner = startSpinner(io);
   let code: number = ExitCode.Ok;
   try {

@@ -10,7 +10,7 @@ import {
   configAllowlistFromEnv,
 } from '../../registry/index.js';
 import type { JsonValue } from '../../schema/index.js';
-import { isToolbusError } from '../../tools/index.js';
+import { isToolbusError } from '../../errors/index.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js';
 import { checkConfigItem, toolsUsingService } from '../config-check.js';
