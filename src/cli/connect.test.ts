@@ -2,7 +2,7 @@ import { createServer, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { CliIO } from './command.js';
 import { openBus } from './connect.js';
 

@@ -1,8 +1,7 @@
 /**
  * @module `ModelError`: a failure reported by a model provider, with the HTTP details code can act on.
  */
-import { ToolbusError } from '../tools/index.js';
-import type { ToolbusErrorCode } from '../tools/index.js';
+import { ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
 
 /** The extra fields of a {@link ModelError}, all optional. */
 export interface ModelErrorOptions extends ErrorOptions {
