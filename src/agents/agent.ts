@@ -4,7 +4,7 @@
  */
 import { AssistantMessage, UserMessage } from '../models/index.js';
 import type { LLMMessage } from '../models/index.js';
-import { abortError, isToolbusError, ToolbusError } from '../errors/index.js';
+import { abortError, isToolbusError, ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
 import type { ToolProvider, ToolResult } from '../tools/index.js';
 
 /** The kinds of {@link AgentEvent}, with TrustGraph's `message_type` names. */
@@ -42,7 +42,9 @@ export type AgentEvent =
       toolName: string;
       callId: string;
       isError: boolean;
-      /** The raw argument text when it was not valid JSON (kept here, never sent back to the model). */
+      /** The error's code when `isError`, e.g. `invalid-arguments`, `unknown-tool`, `timeout`. */
+      code?: ToolbusErrorCode;
+      /** The raw argument text when it was not a JSON object (kept here, never sent back to the model). */
       rawArguments?: string;
     }
   | {
@@ -145,7 +147,7 @@ export interface AgentToolCall {
 export async function callAgentTool(
   tools: ToolProvider,
   name: string,
-  args: Record<string, unknown>,
+  args: string | Record<string, unknown>,
   { callId, user, signal, timeoutMs }: AgentToolCall,
 ): Promise<ToolResult> {
   try {

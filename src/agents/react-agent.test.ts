@@ -81,7 +81,7 @@ describe('ReActAgent', () => {
     assert.equal(await new ReActAgent({ model, tools: [joke] }).run('joke?'), 'a joke');
     assert.match(
       lastUserText(model.calls[1]!.messages),
-      /there is no tool 'tell_jokes'\. The available tools are: tell-joke\./,
+      /Error: unknown tool 'tell_jokes'; available tools: 'tell-joke'\. Use one of them in 'Action:'/,
     );
   });
 

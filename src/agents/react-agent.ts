@@ -3,7 +3,7 @@
  * `Thought:` / `Action:` / `Args: {json}` / `Final Answer:` and reading `Observation:` back.
  */
 import { AssistantMessage, FinishReason, ModelError, SystemMessage, UserMessage } from '../models/index.js';
-import { abortError, ToolbusError } from '../errors/index.js';
+import { abortError, ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
 import type { ChatCompletionClient, LLMMessage } from '../models/index.js';
 
 import type { Tool, ToolProvider } from '../tools/index.js';
@@ -158,25 +158,19 @@ export class ReActAgent implements RunnableAgent {
         }
         const callId = `react-${iteration}`;
         const said = `Thought: ${step.thought}\nAction: ${step.action}\nArgs: ${JSON.stringify(step.args)}`;
-        let observation: string;
-        let isError = true;
-        if (!this.#tools.get(step.action)) {
-          const names = tools.map((t) => t.name).join(', ') || 'none';
-          observation =
-            `Error: there is no tool '${step.action}'. The available tools are: ${names}. ` +
-            "Use one of them in 'Action:', or give the 'Final Answer:'.";
-        } else {
-          const result = await callAgentTool(this.#tools, step.action, step.args, {
-            callId,
-            user,
-            signal,
-            timeoutMs: this.#toolTimeoutMs,
-          });
-          if (signal?.aborted) throw abortError(signal, 'agent run');
-          isError = result.isError;
-          observation = result.isError ? `Error: ${result.content}` : result.content;
-        }
-        emit(onEvent, observationEvent(observation, iteration, step.action, callId, isError));
+        const result = await callAgentTool(this.#tools, step.action, step.args, {
+          callId,
+          user,
+          signal,
+          timeoutMs: this.#toolTimeoutMs,
+        });
+        if (signal?.aborted) throw abortError(signal, 'agent run');
+        const code = result.error?.code;
+        const observation = !result.isError
+          ? result.content
+          : `Error: ${result.content}` +
+            (code === 'unknown-tool' ? ". Use one of them in 'Action:', or give the 'Final Answer:'." : '');
+        emit(onEvent, observationEvent(observation, iteration, step.action, callId, result.isError, code));
         scratchpad.push({ said, observation });
       }
       const answer =
@@ -267,8 +261,18 @@ function observationEvent(
   toolName: string,
   callId: string,
   isError: boolean,
+  code?: ToolbusErrorCode,
 ): AgentEvent {
-  return { type: 'observation', content, endOfMessage: true, iteration, toolName, callId, isError };
+  return {
+    type: 'observation',
+    content,
+    endOfMessage: true,
+    iteration,
+    toolName,
+    callId,
+    isError,
+    ...(code !== undefined ? { code } : {}),
+  };
 }
 
 /** The system prompt: instructions, the tools with their arguments, and the protocol. */

@@ -129,12 +129,19 @@ describe('ToolUseAgent', () => {
       'Sorry.',
     ]);
     const agent = new ToolUseAgent({ model, tools: [add, fail] });
-    assert.equal(await agent.run('try'), 'Sorry.');
+    const events: AgentEvent[] = [];
+    assert.equal(await agent.run('try', { onEvent: (e) => events.push(e) }), 'Sorry.');
     const [failed, unknown, invalid] = results(model.calls[1]!.messages)[0]!.content;
+    const codes = events.flatMap((e) => (e.type === 'observation' ? [e.code] : [])).sort();
+    assert.deepEqual(
+      codes,
+      ['invalid-arguments', 'tool-error', 'unknown-tool'],
+      'the code survives onto agent events',
+    );
     assert.equal(failed!.isError, true);
     assert.match(failed!.content, /the database is down/);
     assert.equal(unknown!.isError, true);
-    assert.match(unknown!.content, /tool 'nope' does not exist; the available tools are: 'add', 'fail'/);
+    assert.match(unknown!.content, /unknown tool 'nope'; available tools: 'add', 'fail'/);
     assert.equal(invalid!.isError, true);
     assert.match(invalid!.content, /'a'/);
   });
@@ -150,8 +157,9 @@ describe('ToolUseAgent', () => {
     assert.deepEqual(assistant.content, [{ id: 'c1', name: 'add', arguments: '{}' }]);
     const result = results(sent)[0]!.content[0]!;
     assert.equal(result.isError, true);
-    assert.match(result.content, /tool 'add': the arguments are not valid JSON/);
-    assert.ok(!JSON.stringify(sent).includes('SECRET-GARBAGE'), 'the raw text never reaches the model');
+    // The one message of ToolSet.call: where the JSON broke, with a short excerpt, never the whole text.
+    assert.match(result.content, /tool 'add': arguments are not valid JSON .* at position 16/);
+    assert.ok(!JSON.stringify(assistant).includes('SECRET-GARBAGE'), 'the malformed text is never replayed');
     const observation = events.find((e) => e.type === 'observation');
     assert.equal(observation?.type === 'observation' && observation.rawArguments, raw);
 

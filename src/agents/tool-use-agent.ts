@@ -13,8 +13,8 @@ import {
 } from '../models/index.js';
 import { abortError, ToolbusError } from '../errors/index.js';
 import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
-
-import type { Tool, ToolProvider, ToolResult } from '../tools/index.js';
+import { ToolError, parseToolArguments } from '../tools/index.js';
+import type { Tool, ToolProvider } from '../tools/index.js';
 import { answerAtLimit, askAgent, callAgentTool, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { mapWithLimit } from './map-with-limit.js';
@@ -70,11 +70,10 @@ interface ResolvedOptions {
 
 /** A call as the model sent it, what goes back to the model, and its parsed arguments or the problem. */
 interface PreparedCall {
+  /** The call as the model sent it. */
   call: FunctionCall;
-  /** The copy kept in the conversation: malformed argument text replaced by `{}`. */
-  sent: FunctionCall;
-  args?: Record<string, unknown>;
-  problem?: string;
+  /** Its id, made unique within the run. */
+  id: string;
 }
 
 /**
@@ -175,25 +174,28 @@ export class ToolUseAgent implements RunnableAgent {
           });
           return result.content;
         }
-        const prepared = result.content.map((call, i) => prepareCall(call, i, iteration, usedIds));
+        const prepared = result.content.map((call, i) => ({
+          call,
+          id: uniqueCallId(call, i, iteration, usedIds),
+        }));
         checkCutCalls(result, prepared);
         const thought = result.thought?.trim();
         emit(onEvent, {
           type: 'thought',
           content:
-            thought || `Calling ${prepared.map((p) => `${p.sent.name}(${p.sent.arguments})`).join(', ')}`,
+            thought || `Calling ${prepared.map((p) => `${p.call.name}(${p.call.arguments})`).join(', ')}`,
           endOfMessage: true,
           iteration,
         });
-        session.push(
-          new AssistantMessage({
-            content: prepared.map((p) => p.sent),
-            source: o.name,
-            ...(result.thought !== undefined ? { thought: result.thought } : {}),
-          }),
-        );
         const results = await mapWithLimit(prepared, o.parallelToolCalls, async (p) => {
-          const r = await this.#execute(p, user, signal);
+          // The model's own text: ToolSet.call is the one place it is parsed, looked up and validated.
+          const r = await callAgentTool(o.tools, p.call.name, p.call.arguments, {
+            callId: p.id,
+            user,
+            signal,
+            timeoutMs: o.toolTimeoutMs,
+          });
+          const replayable = r.arguments !== undefined || !r.isError;
           const event: AgentEvent = {
             type: 'observation',
             content: r.content,
@@ -202,12 +204,26 @@ export class ToolUseAgent implements RunnableAgent {
             toolName: r.name,
             callId: r.callId,
             isError: r.isError,
-            ...(p.problem !== undefined ? { rawArguments: p.call.arguments } : {}),
+            ...(r.error ? { code: r.error.code } : {}),
+            ...(replayable ? {} : { rawArguments: p.call.arguments }),
           };
           emit(onEvent, event);
           return r;
         });
         if (signal?.aborted) throw abortError(signal, 'agent run');
+        session.push(
+          new AssistantMessage({
+            // Replayed as sent, except argument text that is not a JSON object: providers reject a
+            // replayed call whose arguments are not JSON, so it becomes `{}` (the error says what was wrong).
+            content: prepared.map((p, i) => {
+              const r = results[i]!;
+              const text = r.arguments ?? (r.isError ? '{}' : p.call.arguments);
+              return { ...p.call, id: p.id, arguments: text };
+            }),
+            source: o.name,
+            ...(result.thought !== undefined ? { thought: result.thought } : {}),
+          }),
+        );
         session.push(
           new FunctionExecutionResultMessage({
             content: results.map(
@@ -253,29 +269,6 @@ export class ToolUseAgent implements RunnableAgent {
       ...(signal ? { signal } : {}),
     });
   }
-
-  async #execute(
-    p: PreparedCall,
-    user: string | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<ToolResult> {
-    const o = this.#options;
-    const { sent } = p;
-    if (p.problem !== undefined) return errorResult(sent, p.problem);
-    if (!o.tools.get(sent.name)) {
-      const names = o.tools.list().map((t) => `'${t.name}'`);
-      return errorResult(
-        sent,
-        `tool '${sent.name}' does not exist; the available tools are: ${names.join(', ') || 'none'}`,
-      );
-    }
-    return callAgentTool(o.tools, sent.name, p.args ?? {}, {
-      callId: sent.id,
-      user,
-      signal,
-      timeoutMs: o.toolTimeoutMs,
-    });
-  }
 }
 
 /**
@@ -311,7 +304,7 @@ function checkAnswer(result: CreateResult): void {
  */
 function checkCutCalls(result: CreateResult, prepared: readonly PreparedCall[]): void {
   if (result.finishReason !== FinishReason.Length) return;
-  const cut = prepared.find((p) => p.problem !== undefined);
+  const cut = prepared.find((p) => parseToolArguments(p.call.name, p.call.arguments) instanceof ToolError);
   if (cut === undefined) return;
   throw new ModelError(
     'model-error',
@@ -320,52 +313,14 @@ function checkCutCalls(result: CreateResult, prepared: readonly PreparedCall[]):
   );
 }
 
-function errorResult(call: FunctionCall, content: string): ToolResult {
-  return { name: call.name, callId: call.id, content, isError: true };
-}
-
 /**
- * Parses a call's argument text. Malformed text is replaced by `{}` in the copy kept in the conversation
- * (providers reject a replayed call whose arguments are not JSON), and the problem is described without
- * quoting the text.
- *
- * The call id is made unique within the run: servers that send no ids get them filled per response
+ * The call's id, made unique within the run: servers that send no ids get them filled per response
  * (`call_0`, `call_1`, … at every step), and some repeat ids. A repeated id would pair a result with the
  * wrong call in the conversation (providers reject duplicate `tool_call_id`s) and in the events.
  */
-function prepareCall(
-  call: FunctionCall,
-  index: number,
-  iteration: number,
-  usedIds: Set<string>,
-): PreparedCall {
+function uniqueCallId(call: FunctionCall, index: number, iteration: number, usedIds: Set<string>): string {
   let id = call.id && !usedIds.has(call.id) ? call.id : `call_${iteration}_${index}`;
   for (let n = 2; usedIds.has(id); n++) id = `call_${iteration}_${index}_${n}`;
   usedIds.add(id);
-  const text = call.arguments.trim();
-  if (text === '') return { call, sent: { ...call, id, arguments: '{}' }, args: {} };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    const position = /position (\d+)/.exec((error as Error).message)?.[1];
-    return {
-      call,
-      sent: { ...call, id, arguments: '{}' },
-      problem:
-        `tool '${call.name}': the arguments are not valid JSON` +
-        (position !== undefined ? ` (syntax error at character ${position} of ${text.length})` : '') +
-        '; call the tool again with the arguments as one JSON object matching its parameters',
-    };
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return {
-      call,
-      sent: { ...call, id, arguments: '{}' },
-      problem:
-        `tool '${call.name}': the arguments must be a JSON object, got ` +
-        `${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`,
-    };
-  }
-  return { call, sent: { ...call, id }, args: value as Record<string, unknown> };
+  return id;
 }

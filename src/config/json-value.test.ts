@@ -91,7 +91,7 @@ describe('__proto__ keys', () => {
     assert.equal((copy as { a?: unknown }).a, undefined, 'nothing inherited');
     const { MemoryConfigStore } = await import('./index.js');
     const store = new MemoryConfigStore();
-    await store.put('tool', 'x', parsed);
+    await store.put('tool', 'x', parsed as never);
     await store.put('tool', 'y', '{"__proto__":{"a":1},"b":2}');
     assert.equal(JSON.stringify((await store.get('tool', 'x'))?.value), '{"__proto__":{"a":1},"b":2}');
     assert.equal(JSON.stringify((await store.get('tool', 'y'))?.value), '{"__proto__":{"a":1},"b":2}');

@@ -189,7 +189,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
   });
-  const toolRoutes = { tools: options.tools, problems: options.problems, defaultUser, toolTimeoutMs };
+  const toolRoutes = { tools: options.tools, defaultUser, toolTimeoutMs };
   const agentRoute = {
     agent: options.agent,
     agentUnavailableMessage: options.agentUnavailableMessage,

@@ -3,7 +3,7 @@
  */
 import type { ToolProvider } from '../tools/index.js';
 import { HttpError, methodNotAllowed, sendJson } from './http-error.js';
-import { headerValue, isPlainObject, type RouteContext } from './route-context.js';
+import { headerValue, type RouteContext } from './route-context.js';
 
 /** A problem the registry reports (which item, what is wrong). */
 export interface GatewayProblem {
@@ -14,7 +14,6 @@ export interface GatewayProblem {
 /** What the tool routes need of the gateway's options. */
 export interface ToolRoutesOptions {
   tools: ToolProvider;
-  problems: (() => readonly GatewayProblem[]) | undefined;
   defaultUser: string;
   toolTimeoutMs: number;
 }
@@ -36,7 +35,12 @@ export function handleToolList(ctx: RouteContext, options: ToolRoutesOptions): v
   );
 }
 
-/** `POST /api/v1/tools/{name}/invoke`: body = the arguments object, answer = the `ToolResult`. */
+/**
+ * `POST /api/v1/tools/{name}/invoke`: body = the arguments object, answer = the `ToolResult`. The body
+ * goes to `ToolSet.call` as it came, the one place arguments are parsed, the tool looked up and the
+ * arguments validated; a call that could not be made is an HTTP error (404 unknown tool, 400 for a body
+ * that is not a JSON object), anything the tool did is a 200 result (`isError` and `code` on failure).
+ */
 export async function handleToolInvoke(
   ctx: RouteContext,
   options: ToolRoutesOptions,
@@ -44,34 +48,19 @@ export async function handleToolInvoke(
 ): Promise<void> {
   if (ctx.method !== 'POST') throw methodNotAllowed(ctx.method, ctx.path, 'POST');
   const text = await ctx.readText();
-  const args = text.trim() === '' ? {} : await ctx.readJson(`tool '${name}'`);
-  if (!isPlainObject(args)) {
-    throw new HttpError(
-      400,
-      'invalid-request',
-      `tool '${name}': the body must be a JSON object of arguments`,
-    );
-  }
-  const { tools } = options;
-  if (!tools.get(name)) {
-    const names = tools.list().map((t) => t.name);
-    // A tool whose config item the registry skipped: say why, not only that it is unknown.
-    const skipped = options.problems?.().find((p) => p.key === `tool/${name}`);
-    throw new HttpError(
-      404,
-      'unknown-tool',
-      `unknown tool '${name}'` +
-        (skipped ? ` (its config item ${skipped.key} was skipped: ${skipped.message})` : '') +
-        `; available tools: ${names.length ? names.join(', ') : '(none)'}`,
-    );
-  }
   const user =
     ctx.url.searchParams.get('user') ?? headerValue(ctx.req, 'x-toolbus-user') ?? options.defaultUser;
-  const result = await tools.call(name, args, {
+  const result = await options.tools.call(name, text, {
     signal: ctx.signal,
     timeoutMs: options.toolTimeoutMs,
     user,
   });
+  const code = result.error?.code;
+  if (code === 'unknown-tool') throw new HttpError(404, code, result.content);
+  // No replayable arguments: the body itself was not a JSON object (the tool never ran).
+  if (code === 'invalid-arguments' && result.arguments === undefined) {
+    throw new HttpError(400, 'invalid-request', result.content);
+  }
   sendJson(
     ctx.res,
     200,
@@ -80,7 +69,7 @@ export async function handleToolInvoke(
       callId: result.callId,
       content: result.content,
       isError: result.isError,
-      ...(result.error ? { code: result.error.code } : {}),
+      ...(code ? { code } : {}),
     },
     ctx.headers,
   );

@@ -33,6 +33,7 @@ export {
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TOOL_CONCURRENCY,
   MIN_MAX_OUTPUT_BYTES,
+  parseToolArguments,
 } from './tool-set.js';
 export type { ToolSetOptions, ToolSetHooks, ToolCallEvent, ToolResultEvent, HookList } from './tool-set.js';
 export { LiveToolSet } from './live-tool-set.js';

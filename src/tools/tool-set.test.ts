@@ -65,10 +65,25 @@ describe('ToolSet basics', () => {
       callId: 'c1',
       content: '3',
       isError: false,
+      arguments: '{"a": 1, "b": 2}',
     });
     const generated = await set.call('add', { a: 2, b: 2 });
     assert.equal(generated.content, '4');
+    assert.equal(generated.arguments, undefined, 'given as an object: nothing to replay');
     assert.match(generated.callId, /^[0-9a-f-]{36}$/);
+  });
+
+  test('result.arguments is the text to replay: set once it is a JSON object, even for an unknown tool or a failed call', async () => {
+    const set = new ToolSet([add]);
+    assert.equal((await set.call('add', '{"a": "x", "b": 1}')).arguments, '{"a": "x", "b": 1}');
+    assert.equal((await set.call('nope', '{"a": 1}')).arguments, '{"a": 1}');
+    const broken = await set.call('nope', '{"a": 1,');
+    assert.equal(broken.error?.code, 'unknown-tool', 'the unknown tool is reported before broken JSON');
+    assert.equal(broken.arguments, undefined);
+    assert.equal((await set.call('add', '[1]')).arguments, undefined);
+    const deep = await set.call('add', '['.repeat(10_000) + ']'.repeat(10_000));
+    assert.equal(deep.error?.code, 'invalid-arguments');
+    assert.match(deep.content, /deeper than 512 levels/);
   });
 
   test('empty argument text counts as {} for a tool without parameters', async () => {

@@ -2,7 +2,7 @@
  * @module `ToolSet`: the tools an agent sees, and the one place the tool error contract is applied.
  */
 import { randomUUID } from 'node:crypto';
-import { findJsonError } from '../schema/index.js';
+import { MAX_JSON_DEPTH, findJsonError, jsonDepth } from '../schema/index.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { CallDeadlines, type Schedulable } from './call-deadlines.js';
 import { ToolbusError, isToolbusError } from '../errors/index.js';
@@ -69,6 +69,11 @@ export interface ToolSetOptions {
   concurrency?: number;
   /** @default none */
   hooks?: ToolSetHooks;
+  /**
+   * More to say about a tool name that is not in the set, added to the one unknown-tool message, e.g.
+   * why the registry skipped the config item of that name. @default none
+   */
+  describeUnknown?: (name: string) => string | undefined;
 }
 
 interface ResolvedToolSetOptions {
@@ -78,6 +83,7 @@ interface ResolvedToolSetOptions {
   onCall: readonly ((event: ToolCallEvent) => void | Promise<void>)[];
   onResult: readonly ((event: ToolResultEvent) => void | Promise<void>)[];
   onError: readonly ((event: ToolResultEvent) => void | Promise<void>)[];
+  describeUnknown: ((name: string) => string | undefined) | undefined;
 }
 
 function toList<E>(hooks: HookList<E> | undefined): readonly ((event: E) => void | Promise<void>)[] {
@@ -142,6 +148,7 @@ export class ToolSet implements ToolProvider {
       onCall: toList(options.hooks?.onCall),
       onResult: toList(options.hooks?.onResult),
       onError: toList(options.hooks?.onError),
+      describeUnknown: options.describeUnknown,
     };
     this.#limiter = new ConcurrencyLimiter(this.#options.concurrency);
   }
@@ -226,8 +233,13 @@ export class ToolSet implements ToolProvider {
     user: string | undefined,
   ): Promise<ToolResult> {
     const tool = this.#tools.get(name);
-    if (tool === undefined) return failure(name, callId, unknownTool(name, this.#list));
-    const parsed = parseArguments(name, args);
+    const parsed = parseToolArguments(name, args);
+    // The text to replay to the model for this call: its own, once it is known to be a JSON object.
+    const replay = typeof args === 'string' && !(parsed instanceof ToolError) ? args : undefined;
+    if (tool === undefined) {
+      const more = this.#options.describeUnknown?.(name);
+      return failure(name, callId, unknownTool(name, this.#list, more), replay);
+    }
     if (parsed instanceof ToolError) return failure(name, callId, parsed);
 
     const timeoutMs = options.timeoutMs ?? tool.timeoutMs ?? this.#options.timeoutMs;
@@ -242,10 +254,11 @@ export class ToolSet implements ToolProvider {
             toolName: name,
           },
         ),
+        replay,
       );
     }
     const callerSignal = options.signal;
-    if (callerSignal?.aborted) return failure(name, callId, toolAbortError(callerSignal, name));
+    if (callerSignal?.aborted) return failure(name, callId, toolAbortError(callerSignal, name), replay);
 
     // One controller per call, aborted by the caller's signal or by the deadline (see CallControl).
     const control = new CallControl(name, timeoutMs, callerSignal);
@@ -276,9 +289,9 @@ export class ToolSet implements ToolProvider {
         control.stop = reject;
         tool.runJson(parsed, control, { callId, user }).then(resolve, reject);
       });
-      return this.#success(tool, name, callId, value);
+      return this.#success(tool, name, callId, value, replay);
     } catch (error) {
-      return failure(name, callId, toToolError(name, error, control));
+      return failure(name, callId, toToolError(name, error, control), replay);
     } finally {
       this.#deadlines.cancel(control);
       unwatch?.();
@@ -286,7 +299,7 @@ export class ToolSet implements ToolProvider {
     }
   }
 
-  #success(tool: Tool, name: string, callId: string, value: unknown): ToolResult {
+  #success(tool: Tool, name: string, callId: string, value: unknown, replay: string | undefined): ToolResult {
     let content: string;
     try {
       content = tool.returnValueAsString(value);
@@ -302,10 +315,12 @@ export class ToolSet implements ToolProvider {
             toolName: name,
           },
         ),
+        replay,
       );
     }
     const capped = truncateOutput(content, this.#options.maxOutputBytes);
     const result: ToolResult = { name, callId, content: capped.text, isError: false };
+    if (replay !== undefined) result.arguments = replay;
     if (capped.cutBytes > 0) result.truncatedBytes = capped.cutBytes;
     return result;
   }
@@ -362,8 +377,10 @@ async function runHooks(
   for (const hook of hooks) await hook(event);
 }
 
-function failure(name: string, callId: string, error: ToolError): ToolResult {
-  return { name, callId, content: error.message, isError: true, error };
+function failure(name: string, callId: string, error: ToolError, replay?: string): ToolResult {
+  const result: ToolResult = { name, callId, content: error.message, isError: true, error };
+  if (replay !== undefined) result.arguments = replay;
+  return result;
 }
 
 /** Any failure as a `ToolError`: a `ToolError` as it is, a `ToolbusError` keeping its code, else `tool-error`. */
@@ -375,15 +392,22 @@ function toToolError(name: string, error: unknown, abort: LazyAbortController): 
   return new ToolError('tool-error', `tool '${name}' failed: ${message}`, { cause: error, toolName: name });
 }
 
-function unknownTool(name: string, tools: readonly Tool[]): ToolError {
+/** The one unknown-tool message, whoever calls (an agent, the gateway, the MCP bridge). */
+function unknownTool(name: string, tools: readonly Tool[], more: string | undefined): ToolError {
   const shown = name.length > 80 ? `${name.slice(0, 77)}...` : name;
   const names = tools.map((t) => `'${t.name}'`);
   const available = names.length === 0 ? 'no tools are available' : `available tools: ${names.join(', ')}`;
-  return new ToolError('unknown-tool', `unknown tool '${shown}'; ${available}`, { toolName: name });
+  return new ToolError('unknown-tool', `unknown tool '${shown}'${more ? ` (${more})` : ''}; ${available}`, {
+    toolName: name,
+  });
 }
 
-/** Parses the model's argument text; a ToolError (`invalid-arguments`) says where the JSON broke. */
-function parseArguments(
+/**
+ * Reads a call's arguments as `ToolSet.call` does: JSON text (a byte order mark and blank text allowed)
+ * or an object. Returns the arguments, or a `ToolError` (`invalid-arguments`) saying where the JSON broke,
+ * that it nests too deep, or that it is not an object.
+ */
+export function parseToolArguments(
   name: string,
   args: string | Record<string, unknown>,
 ): Record<string, unknown> | ToolError {
@@ -395,6 +419,13 @@ function parseArguments(
     // A leading UTF-8 byte order mark (sent by some proxies and Windows tooling) is invisible and means
     // nothing, but JSON.parse rejects it: read the arguments as if it were not there.
     const text = args.charCodeAt(0) === 0xfeff ? args.slice(1) : args;
+    if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      return new ToolError(
+        'invalid-arguments',
+        `tool '${name}': the arguments nest deeper than ${MAX_JSON_DEPTH} levels of arrays and objects; flatten them`,
+        { toolName: name },
+      );
+    }
     try {
       value = JSON.parse(text);
     } catch (error) {

@@ -73,6 +73,12 @@ export interface ToolResult {
   isError: boolean;
   /** The typed error behind an error result, for code that branches on `error.code`. */
   error?: ToolError;
+  /**
+   * The arguments as the caller gave them, when they were JSON text that parsed to a JSON object: what an
+   * agent replays to the model for this call. Absent when the text was not a JSON object (replay `{}`)
+   * or the arguments were given as an object.
+   */
+  arguments?: string;
   /** Set when the output was over the cap: how many UTF-8 bytes were cut from the middle. */
   truncatedBytes?: number;
 }

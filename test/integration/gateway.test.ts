@@ -122,7 +122,7 @@ describe('HTTP gateway', () => {
     assert.equal(unknown.status, 404);
     const u = (await json(unknown)) as { error: { code: string; message: string } };
     assert.equal(u.error.code, 'unknown-tool');
-    assert.match(u.error.message, /available tools: echo, boom, whoami/);
+    assert.match(u.error.message, /available tools: 'echo', 'boom', 'whoami'/);
 
     const malformed = await fetch(`${url}/api/v1/tools/echo/invoke`, {
       method: 'POST',
@@ -402,9 +402,14 @@ describe('HTTP gateway', () => {
     assert.match(body.error.message, /POST is not allowed on \/api\/v1\/health; use GET/);
   });
 
-  test('calling a tool whose config item the registry skipped says why, not only "unknown tool"', async (t) => {
-    const problem = { key: 'tool/bad', message: "references unknown tool service 'nope'" };
-    const { url } = await start(t, { problems: () => [problem] });
+  test("an unknown tool is a 404 with the tool set's one unknown-tool message, including why it is missing", async (t) => {
+    const tools = new LiveToolSet([echo, boom, whoami], {
+      describeUnknown: (name) =>
+        name === 'bad'
+          ? "its config item tool/bad was skipped: references unknown tool service 'nope'"
+          : undefined,
+    });
+    const { url } = await start(t, { tools });
     const res = await fetch(`${url}/api/v1/tools/bad/invoke`, {
       method: 'POST',
       headers: JSON_HEADERS,
@@ -415,7 +420,7 @@ describe('HTTP gateway', () => {
     assert.equal(body.error.code, 'unknown-tool');
     assert.match(
       body.error.message,
-      /unknown tool 'bad' \(its config item tool\/bad was skipped: references unknown tool service 'nope'\); available tools: echo/,
+      /unknown tool 'bad' \(its config item tool\/bad was skipped: references unknown tool service 'nope'\); available tools: 'echo'/,
     );
   });
 

@@ -203,12 +203,13 @@ describe('createMcpHttpHandler session caps', { timeout: 20_000 }, () => {
 
 describe('createMcpHttpHandler idle sessions', { timeout: 20_000 }, () => {
   test('a session unused for sessionIdleMs is closed (404 later), a busy one survives', async (t) => {
-    const { url } = await serve(t, { sessionIdleMs: 200 });
+    // Generous against a loaded machine: the busy one is used every 50 ms, well inside its 1 s.
+    const { url } = await serve(t, { sessionIdleMs: 1_000 });
     const idle = await initialize(url);
     const busy = await initialize(url);
     assert.ok(idle.sessionId && busy.sessionId);
 
-    const until = Date.now() + 600;
+    const until = Date.now() + 2_500;
     while (Date.now() < until) {
       assert.equal((await listTools(url, busy.sessionId)).status, 200, 'the busy session expired');
       await sleep(50);

@@ -144,14 +144,15 @@ function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, followCha
   server.setRequestHandler('tools/list', () => ({ tools: tools.list().map(toMcpTool) }));
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const { name } = request.params;
-    if (!tools.get(name)) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool '${name}'`);
-    }
     const result = await tools.call(name, request.params.arguments ?? {}, {
       signal: ctx.mcpReq.signal,
       callId: String(ctx.mcpReq.id),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     });
+    // MCP answers an unknown tool with a protocol error (-32602), in the tool set's one message.
+    if (result.error?.code === 'unknown-tool') {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, result.content);
+    }
     return {
       content: [{ type: 'text', text: result.content }],
       ...(result.isError ? { isError: true } : {}),
