@@ -6,8 +6,8 @@
 import type { ConfigStore } from '../config/index.js';
 import type { JsonValue } from '../schema/index.js';
 import { assertConfigAllowed, type ConfigAllowlist } from '../registry/index.js';
-import { HttpError, methodNotAllowed, sendJson } from './http-error.js';
-import { decodePathPart, type RouteContext } from './route-context.js';
+import { HttpError, sendJson } from './http-error.js';
+import type { RouteContext } from './route-context.js';
 
 function parseRevision(text: string | null): number | undefined {
   if (text === null) return undefined;
@@ -18,30 +18,38 @@ function parseRevision(text: string | null): number | undefined {
   return n;
 }
 
-/** Answers one config request; `rawKey` undefined means the whole type. */
-export async function handleConfigRoute(
+function storeOf(store: ConfigStore | undefined): ConfigStore {
+  if (!store) throw new HttpError(404, 'not-found', 'this gateway serves no config store');
+  return store;
+}
+
+/** `GET /api/v1/config/{type}`: every item of a type. */
+export async function listConfigType(
+  ctx: RouteContext,
+  store: ConfigStore | undefined,
+  type: string,
+): Promise<void> {
+  const items = await storeOf(store).list(type);
+  sendJson(
+    ctx.res,
+    200,
+    { type, items: items.map((i) => ({ key: i.key, value: i.value, revision: i.revision })) },
+    ctx.headers,
+  );
+}
+
+/** `GET`, `PUT` or `DELETE /api/v1/config/{type}/{key}`: one item (`?ifRevision=N` for PUT and DELETE). */
+export async function handleConfigItem(
   ctx: RouteContext,
   store: ConfigStore | undefined,
   allowlist: ConfigAllowlist,
   type: string,
-  rawKey: string | undefined,
+  key: string,
 ): Promise<void> {
+  const items = storeOf(store);
   const { method, res, url } = ctx;
-  if (!store) throw new HttpError(404, 'not-found', 'this gateway serves no config store');
-  if (rawKey === undefined) {
-    if (method !== 'GET') throw methodNotAllowed(method, `/api/v1/config/${type}`, 'GET');
-    const items = await store.list(type);
-    sendJson(
-      res,
-      200,
-      { type, items: items.map((i) => ({ key: i.key, value: i.value, revision: i.revision })) },
-      ctx.headers,
-    );
-    return;
-  }
-  const key = decodePathPart(rawKey);
   if (method === 'GET') {
-    const item = await store.get(type, key);
+    const item = await items.get(type, key);
     if (!item) throw new HttpError(404, 'not-found', `no config item '${type}/${key}'`);
     sendJson(res, 200, { type, key, value: item.value, revision: item.revision }, ctx.headers);
     return;
@@ -51,15 +59,11 @@ export async function handleConfigRoute(
   if (method === 'PUT') {
     const value = (await ctx.readJson(`config '${type}/${key}'`)) as JsonValue;
     assertConfigAllowed(allowlist, type, key, value);
-    const revision = await store.put(type, key, value, revisionOption);
+    const revision = await items.put(type, key, value, revisionOption);
     sendJson(res, 200, { type, key, revision }, ctx.headers);
     return;
   }
-  if (method === 'DELETE') {
-    const existed = await store.delete(type, key, revisionOption);
-    if (!existed) throw new HttpError(404, 'not-found', `no config item '${type}/${key}'`);
-    sendJson(res, 200, { type, key, deleted: true }, ctx.headers);
-    return;
-  }
-  throw methodNotAllowed(method, `/api/v1/config/${type}/${key}`, 'GET, PUT, DELETE');
+  const existed = await items.delete(type, key, revisionOption);
+  if (!existed) throw new HttpError(404, 'not-found', `no config item '${type}/${key}'`);
+  sendJson(res, 200, { type, key, deleted: true }, ctx.headers);
 }

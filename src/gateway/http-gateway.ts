@@ -24,7 +24,8 @@ import type { ConfigStore } from '../config/index.js';
 import { configAllowlistFromEnv, type ConfigAllowlist } from '../registry/index.js';
 import { handleAgentRoute, type GatewayAgent } from './agent-route.js';
 import { bearerTokenMatches } from './bearer-token.js';
-import { handleConfigRoute } from './config-routes.js';
+import { handleConfigItem, listConfigType } from './config-routes.js';
+import { findRoute, type Route } from './route-table.js';
 import { HttpError, methodNotAllowed, sendError, sendJson, statusForCode } from './http-error.js';
 import { createRequestGuard, isLoopbackHost, preflightHeaders } from './request-guard.js';
 import { discardBody, isJsonMediaType, parseJsonText, readBody } from './request-body.js';
@@ -205,8 +206,6 @@ export function createGateway(options: GatewayOptions): Gateway {
     token === undefined || bearerTokenMatches(headerValue(req, 'authorization'), token);
 
   function health(ctx: RouteContext): void {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
-      throw methodNotAllowed(ctx.method, ctx.path, 'GET, HEAD');
     const status = closing ? 'stopping' : 'ok';
     // Without the token, only that it is alive: tool names, problems and config keys are the owner's.
     if (!authenticated(ctx.req)) return sendJson(ctx.res, 200, { status }, ctx.headers);
@@ -227,9 +226,6 @@ export function createGateway(options: GatewayOptions): Gateway {
   async function mcp(ctx: RouteContext): Promise<void> {
     const handler = options.mcpHandler;
     if (!handler) throw new HttpError(404, 'not-found', 'this gateway serves no MCP endpoint');
-    if (ctx.method !== 'GET' && ctx.method !== 'POST' && ctx.method !== 'DELETE') {
-      throw methodNotAllowed(ctx.method, ctx.path, 'GET, POST, DELETE');
-    }
     let parsedBody: unknown;
     if (ctx.method === 'POST') {
       try {
@@ -255,6 +251,29 @@ export function createGateway(options: GatewayOptions): Gateway {
     });
   }
 
+  const routes: readonly Route[] = [
+    { path: /^\/api\/v1\/health$/, methods: ['GET', 'HEAD'], public: true, handle: health },
+    { path: /^\/mcp(?:\/.*)?$/, methods: ['GET', 'POST', 'DELETE'], handle: mcp },
+    { path: /^\/api\/v1\/tools$/, methods: ['GET'], handle: (ctx) => handleToolList(ctx, toolRoutes) },
+    {
+      path: /^\/api\/v1\/tools\/([^/]+)\/invoke$/,
+      methods: ['POST'],
+      handle: (ctx, [name]) => handleToolInvoke(ctx, toolRoutes, decodePathPart(name!)),
+    },
+    { path: /^\/api\/v1\/agent$/, methods: ['POST'], handle: (ctx) => handleAgentRoute(ctx, agentRoute) },
+    {
+      path: /^\/api\/v1\/config\/([^/]+)$/,
+      methods: ['GET'],
+      handle: (ctx, [type]) => listConfigType(ctx, options.store, decodePathPart(type!)),
+    },
+    {
+      path: /^\/api\/v1\/config\/([^/]+)\/([^/]+)$/,
+      methods: ['GET', 'PUT', 'DELETE'],
+      handle: (ctx, [type, key]) =>
+        handleConfigItem(ctx, options.store, allowlist, decodePathPart(type!), decodePathPart(key!)),
+    },
+  ];
+
   async function route(ctx: RouteContext): Promise<void> {
     const { req, path, method } = ctx;
     guard.check(req);
@@ -272,8 +291,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       ctx.res.end();
       return;
     }
-    if (path === '/api/v1/health') return health(ctx);
-    if (!authenticated(req)) {
+    const { route: found, params } = findRoute(routes, path, method);
+    if (!found.public && !authenticated(req)) {
       throw new HttpError(
         401,
         'unauthorized',
@@ -282,23 +301,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         { 'www-authenticate': 'Bearer' },
       );
     }
-    if (path === '/mcp' || path.startsWith('/mcp/')) return mcp(ctx);
-    if (path === '/api/v1/tools') return handleToolList(ctx, toolRoutes);
-    const invoke = /^\/api\/v1\/tools\/([^/]+)\/invoke$/.exec(path);
-    if (invoke) return handleToolInvoke(ctx, toolRoutes, decodePathPart(invoke[1] ?? ''));
-    if (path === '/api/v1/agent') {
-      if (method !== 'POST') throw methodNotAllowed(method, path, 'POST');
-      return handleAgentRoute(ctx, agentRoute);
-    }
-    const config = /^\/api\/v1\/config\/([^/]+)(?:\/([^/]+))?$/.exec(path);
-    if (config) {
-      return handleConfigRoute(ctx, options.store, allowlist, decodePathPart(config[1] ?? ''), config[2]);
-    }
-    throw new HttpError(
-      404,
-      'not-found',
-      `no route for ${method} ${path.slice(0, 200)}; see /api/v1/health, /api/v1/tools, /api/v1/agent and /api/v1/config/{type}`,
-    );
+    await found.handle(ctx, params);
   }
 
   async function readJsonMediaBody(req: IncomingMessage, limit: number): Promise<string> {

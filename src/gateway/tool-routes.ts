@@ -2,7 +2,7 @@
  * @module `GET /api/v1/tools` and `POST /api/v1/tools/{name}/invoke`: the live tool set over HTTP.
  */
 import type { ToolProvider } from '../tools/index.js';
-import { HttpError, methodNotAllowed, sendJson } from './http-error.js';
+import { HttpError, sendJson } from './http-error.js';
 import { headerValue, type RouteContext } from './route-context.js';
 
 /** A problem the registry reports (which item, what is wrong). */
@@ -20,7 +20,6 @@ export interface ToolRoutesOptions {
 
 /** `GET /api/v1/tools`. */
 export function handleToolList(ctx: RouteContext, options: ToolRoutesOptions): void {
-  if (ctx.method !== 'GET') throw methodNotAllowed(ctx.method, ctx.path, 'GET');
   sendJson(
     ctx.res,
     200,
@@ -46,7 +45,6 @@ export async function handleToolInvoke(
   options: ToolRoutesOptions,
   name: string,
 ): Promise<void> {
-  if (ctx.method !== 'POST') throw methodNotAllowed(ctx.method, ctx.path, 'POST');
   const text = await ctx.readText();
   const user =
     ctx.url.searchParams.get('user') ?? headerValue(ctx.req, 'x-toolbus-user') ?? options.defaultUser;
