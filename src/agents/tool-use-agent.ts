@@ -11,7 +11,7 @@ import {
   ModelError,
   UserMessage,
 } from '../models/index.js';
-import { abortError, ToolbusError } from '../errors/index.js';
+import { abortError, numberOption } from '../errors/index.js';
 import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
 import { ToolError, parseToolArguments } from '../tools/index.js';
 import type { Tool, ToolProvider } from '../tools/index.js';
@@ -97,21 +97,23 @@ interface PreparedCall {
 export class ToolUseAgent implements RunnableAgent {
   readonly #options: ResolvedOptions;
 
-  /** @throws ToolbusError `invalid-arguments` for a non-positive `maxIterations` or `parallelToolCalls`. */
+  /** @throws ToolbusError `usage` for a `maxIterations` or `parallelToolCalls` that is not a positive integer. */
   constructor(options: ToolUseAgentOptions) {
-    const maxIterations = options.maxIterations ?? DEFAULT_MAX_ITERATIONS;
-    const parallelToolCalls = options.parallelToolCalls ?? DEFAULT_PARALLEL_TOOL_CALLS;
-    for (const [name, value] of [
-      ['maxIterations', maxIterations],
-      ['parallelToolCalls', parallelToolCalls],
-    ] as const) {
-      if (!Number.isInteger(value) || value < 1) {
-        throw new ToolbusError(
-          'invalid-arguments',
-          `ToolUseAgent: '${name}' must be a positive integer, got ${value}`,
-        );
-      }
-    }
+    const integer = { integer: true };
+    const maxIterations = numberOption(
+      'ToolUseAgent',
+      'maxIterations',
+      options.maxIterations,
+      DEFAULT_MAX_ITERATIONS,
+      integer,
+    );
+    const parallelToolCalls = numberOption(
+      'ToolUseAgent',
+      'parallelToolCalls',
+      options.parallelToolCalls,
+      DEFAULT_PARALLEL_TOOL_CALLS,
+      integer,
+    );
     this.#options = {
       model: options.model,
       tools: toToolProvider(options.tools),

@@ -61,3 +61,30 @@ describe('abortError and raceSignal', () => {
     await assert.rejects(raceSignal(never, AbortSignal.abort(), 'x'), { code: 'cancelled' });
   });
 });
+
+describe('numberOption', () => {
+  test('takes what the rule allows, the fallback for undefined, and refuses the rest with usage', async () => {
+    const { numberOption } = await import('./index.js');
+    assert.equal(numberOption('X', 'n', undefined, 5), 5);
+    assert.equal(numberOption('X', 'n', 2.5, 5), 2.5);
+    assert.equal(numberOption('X', 'n', 0, 5, { zero: true }), 0);
+    assert.equal(numberOption('X', 'n', Infinity, 5, { infinity: true }), Infinity);
+    for (const [value, rule] of [
+      [0, {}],
+      [-1, {}],
+      [NaN, {}],
+      ['3', {}],
+      [Infinity, {}],
+      [1.5, { integer: true }],
+      [11, { max: 10 }],
+    ] as const) {
+      assert.throws(() => numberOption('ToolSet', 'concurrency', value, 1, rule), {
+        code: 'usage',
+        message: /^ToolSet: option 'concurrency' must be .*, got /,
+      });
+    }
+    assert.throws(() => numberOption('T', 'n', 0, 1, { integer: true }), {
+      message: "T: option 'n' must be a positive integer, got 0",
+    });
+  });
+});

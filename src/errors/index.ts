@@ -15,3 +15,5 @@ export {
 } from './codes.js';
 export { abortError, raceSignal } from './abort.js';
 export type { AbortState } from './abort.js';
+export { numberOption } from './options.js';
+export type { NumberOptionRule } from './options.js';

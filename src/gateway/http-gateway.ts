@@ -19,7 +19,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { MAX_JSON_DEPTH } from '../schema/index.js';
 import { type ToolProvider } from '../tools/index.js';
-import { ToolbusError } from '../errors/index.js';
+import { ToolbusError, numberOption } from '../errors/index.js';
 import type { ConfigStore } from '../config/index.js';
 import { configAllowlistFromEnv, type ConfigAllowlist } from '../registry/index.js';
 import { handleAgentRoute, type GatewayAgent } from './agent-route.js';
@@ -143,17 +143,6 @@ export interface Gateway {
 /** The methods some route answers; any other gets 405 on every path. */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
 
-function positiveOption(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
-    throw new ToolbusError(
-      'usage',
-      `createGateway: '${name}' must be a positive number, got ${String(value)}`,
-    );
-  }
-  return value;
-}
-
 /**
  * Creates the HTTP gateway. Throws `usage` when neither `token` nor `noAuth` is given: a gateway is
  * never open by accident.
@@ -173,15 +162,31 @@ export function createGateway(options: GatewayOptions): Gateway {
         'or set noAuth: true to serve without one on loopback only',
     );
   }
-  const maxBodyBytes = positiveOption('maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES);
-  const maxJsonDepth = positiveOption('maxJsonDepth', options.maxJsonDepth, MAX_JSON_DEPTH);
-  const headersTimeoutMs = positiveOption(
+  const maxBodyBytes = numberOption(
+    'createGateway',
+    'maxBodyBytes',
+    options.maxBodyBytes,
+    DEFAULT_MAX_BODY_BYTES,
+  );
+  const maxJsonDepth = numberOption('createGateway', 'maxJsonDepth', options.maxJsonDepth, MAX_JSON_DEPTH);
+  const headersTimeoutMs = numberOption(
+    'createGateway',
     'headersTimeoutMs',
     options.headersTimeoutMs,
     DEFAULT_HEADERS_TIMEOUT_MS,
   );
-  const bodyTimeoutMs = positiveOption('bodyTimeoutMs', options.bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS);
-  const maxConnections = positiveOption('maxConnections', options.maxConnections, DEFAULT_MAX_CONNECTIONS);
+  const bodyTimeoutMs = numberOption(
+    'createGateway',
+    'bodyTimeoutMs',
+    options.bodyTimeoutMs,
+    DEFAULT_BODY_TIMEOUT_MS,
+  );
+  const maxConnections = numberOption(
+    'createGateway',
+    'maxConnections',
+    options.maxConnections,
+    DEFAULT_MAX_CONNECTIONS,
+  );
   const toolTimeoutMs = options.toolTimeoutMs ?? 60_000;
   const defaultUser = options.defaultUser ?? 'anonymous';
   const heartbeatMs = options.heartbeatMs ?? 15_000;

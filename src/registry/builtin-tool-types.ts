@@ -4,7 +4,7 @@
  */
 import { createToolServiceTool, type ToolServiceClientCache } from '../services/index.js';
 import type { JsonObject } from '../schema/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { Tool, ToolAnnotations, ToolSchema } from '../tools/index.js';
 import type { ToolTypeContext, ToolTypeFactory } from './tool-type.js';
 

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { JsonValue } from '../schema/index.js';
 import {
   ALLOW_COMMANDS_VARIABLE,

@@ -6,7 +6,7 @@
  * process that builds the tools (never in config, which is what it guards).
  */
 import type { JsonValue } from '../schema/index.js';
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 
 /** The variable listing the programs config may run, e.g. `npx,node,/opt/mcp/weather-server`. */
 export const ALLOW_COMMANDS_VARIABLE = 'TOOLBUS_ALLOW_COMMANDS';

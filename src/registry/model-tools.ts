@@ -7,7 +7,8 @@ import { SystemMessage, UserMessage } from '../models/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
 import { argumentsToJsonSchema, parseToolServiceToolDescriptor } from '../services/index.js';
 import type { ToolServiceToolArgument } from '../services/index.js';
-import { BaseTool, ToolError, ToolbusError } from '../tools/index.js';
+import { BaseTool, ToolError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { Tool, ToolCallContext } from '../tools/index.js';
 import type { ToolTypeContext, ToolTypeFactory } from './tool-type.js';
 

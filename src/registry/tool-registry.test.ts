@@ -6,7 +6,8 @@ import { MemoryConfigStore } from '../config/index.js';
 import type { ConfigChange, ConfigStore } from '../config/index.js';
 import { ScriptedChatCompletionClient } from '../models/index.js';
 import { DynamicToolService } from '../services/index.js';
-import { FunctionTool, ToolbusError } from '../tools/index.js';
+import { FunctionTool } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 import type { ToolTypeFactory } from './index.js';
 import { ToolRegistry } from './index.js';
 
@@ -679,28 +680,28 @@ describe('ToolRegistry: a tool whose build never finishes', () => {
     const store = new MemoryConfigStore();
     for (const buildTimeoutMs of [0, -1, Number.NaN]) {
       assert.throws(() => new ToolRegistry({ store, buildTimeoutMs }), {
-        code: 'invalid-config',
-        message: /'buildTimeoutMs' must be a positive number of milliseconds/,
+        code: 'usage',
+        message: /option 'buildTimeoutMs' must be a positive number \(or Infinity for no limit\)/,
       });
     }
   });
 });
 
 describe('ToolRegistry: lifecycle', () => {
-  test('retryMs and debounceMs that would spin are refused with invalid-config naming the option', () => {
+  test('retryMs and debounceMs that would spin are refused with usage naming the option', () => {
     // A retryMs of 0 (or NaN, or beyond setTimeout's maximum) re-watched a failing store about every
     // millisecond, burning a core while the store was down.
     const store = new MemoryConfigStore();
     for (const retryMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
       assert.throws(() => new ToolRegistry({ store, retryMs }), {
-        code: 'invalid-config',
-        message: /'retryMs' must be a positive number of milliseconds/,
+        code: 'usage',
+        message: /option 'retryMs' must be a positive number \(at most 2147483647\)/,
       });
     }
     for (const debounceMs of [-1, Number.NaN, 2 ** 31]) {
       assert.throws(() => new ToolRegistry({ store, debounceMs }), {
-        code: 'invalid-config',
-        message: /'debounceMs' must be 0 or a positive number of milliseconds/,
+        code: 'usage',
+        message: /option 'debounceMs' must be 0 or a positive number/,
       });
     }
     new ToolRegistry({ store, retryMs: 1, debounceMs: 0 }).close();

@@ -17,7 +17,8 @@ import {
   type Tool as McpToolDefinition,
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import { ToolbusError, type Tool, type ToolProvider } from '../../tools/index.js';
+import { numberOption } from '../../errors/index.js';
+import type { Tool, ToolProvider } from '../../tools/index.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
 export type McpBridgeTools = ToolProvider & {
@@ -222,28 +223,6 @@ interface SessionSlot {
   idleSince: number;
 }
 
-/** Checks a cap option: a positive integer or `Infinity`. */
-function sessionCap(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (value === Infinity || (typeof value === 'number' && Number.isInteger(value) && value > 0)) {
-    return value;
-  }
-  throw new ToolbusError(
-    'invalid-config',
-    `createMcpHttpHandler: option '${name}' must be a positive integer (Infinity for no cap), got ${String(value)}`,
-  );
-}
-
-/** Checks `sessionIdleMs`: positive milliseconds or `Infinity`. */
-function idleTimeout(value: unknown): number {
-  if (value === undefined) return DEFAULT_SESSION_IDLE_MS;
-  if (typeof value === 'number' && value > 0 && !Number.isNaN(value)) return value;
-  throw new ToolbusError(
-    'invalid-config',
-    `createMcpHttpHandler: option 'sessionIdleMs' must be a positive number of milliseconds (Infinity to keep idle sessions), got ${String(value)}`,
-  );
-}
-
 /** `600000` → `'10 minutes'`, `1500` → `'1.5 s'`, `200` → `'200 ms'`. */
 function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms} ms`;
@@ -278,9 +257,22 @@ export function createMcpHttpHandler(
   tools: McpBridgeTools,
   options: McpHttpHandlerOptions = {},
 ): McpHttpHandler {
-  const maxSessions = sessionCap('maxSessions', options.maxSessions, 1000);
-  const maxSessionsPerClient = sessionCap('maxSessionsPerClient', options.maxSessionsPerClient, 32);
-  const sessionIdleMs = idleTimeout(options.sessionIdleMs);
+  const cap = { integer: true, infinity: true };
+  const maxSessions = numberOption('createMcpHttpHandler', 'maxSessions', options.maxSessions, 1000, cap);
+  const maxSessionsPerClient = numberOption(
+    'createMcpHttpHandler',
+    'maxSessionsPerClient',
+    options.maxSessionsPerClient,
+    32,
+    cap,
+  );
+  const sessionIdleMs = numberOption(
+    'createMcpHttpHandler',
+    'sessionIdleMs',
+    options.sessionIdleMs,
+    DEFAULT_SESSION_IDLE_MS,
+    { infinity: true },
+  );
   const onError = options.onError;
   const modern = createMcpHandler(() => buildServer(tools, options, false), {
     ...(onError ? { onerror: onError } : {}),

@@ -1,0 +1,159 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemoryConfigStore } from '../config/index.js';
+import type { ConfigChange, ConfigItem, ConfigStore } from '../config/index.js';
+import { ToolbusError } from '../errors/index.js';
+import { ConfigMirror } from './config-mirror.js';
+
+/** Lets watched changes (microtasks and their follow-ups) arrive. */
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+};
+
+/**
+ * A memory store whose watch can be held back (as a NATS watcher or another process's SQLite write
+ * may deliver late), and whose list can be made to answer from an older read.
+ */
+function controllableStore() {
+  const inner = new MemoryConfigStore();
+  let gate: Promise<void> = Promise.resolve();
+  let open = (): void => undefined;
+  let list: (() => Promise<ConfigItem[]>) | undefined;
+  const store: ConfigStore = {
+    put: (type, key, value, options) => inner.put(type, key, value, options),
+    get: (type, key) => inner.get(type, key),
+    list: (type) => (list ? list() : inner.list(type)),
+    delete: (type, key, options) => inner.delete(type, key, options),
+    revision: () => inner.revision(),
+    close: () => inner.close(),
+    watch(options) {
+      const changes = inner.watch(options)[Symbol.asyncIterator]();
+      return {
+        [Symbol.asyncIterator]: (): AsyncIterator<ConfigChange> => ({
+          next: async () => {
+            const next = await changes.next();
+            await gate;
+            return next;
+          },
+          return: () => changes.return!(),
+        }),
+      };
+    },
+  };
+  return {
+    inner,
+    store,
+    holdWatch: () => void (gate = new Promise<void>((resolve) => (open = resolve))),
+    releaseWatch: () => open(),
+    setList: (fn: (() => Promise<ConfigItem[]>) | undefined) => void (list = fn),
+  };
+}
+
+async function setup(
+  t: { after: (fn: () => unknown) => void },
+  store?: ReturnType<typeof controllableStore>,
+) {
+  const s = store ?? controllableStore();
+  const controller = new AbortController();
+  let changes = 0;
+  const mirror = new ConfigMirror(s.store, {
+    retryMs: 5,
+    signal: controller.signal,
+    onChange: () => void changes++,
+  });
+  t.after(async () => {
+    controller.abort();
+    s.releaseWatch();
+    await s.inner.close();
+  });
+  return { ...s, mirror, controller, changes: () => changes };
+}
+
+describe('ConfigMirror', () => {
+  test('follow loads every item by type and key, then applies watched changes', async (t) => {
+    const f = await setup(t);
+    await f.inner.put('tool', 'a', { n: 1 });
+    await f.mirror.follow();
+    assert.deepEqual(f.mirror.get('tool', 'a'), { n: 1 });
+    assert.equal(f.changes(), 0, 'the first load is not a change');
+    await f.inner.put('tool', 'b', { n: 2 });
+    await f.inner.delete('tool', 'a');
+    await flush();
+    assert.deepEqual([...f.mirror.entries('tool')], [['b', { n: 2 }]]);
+    assert.equal(f.changes(), 2);
+  });
+
+  test('a write that refresh already read is not applied again when the watch delivers it late', async (t) => {
+    const f = await setup(t);
+    await f.mirror.follow();
+    f.holdWatch();
+    await f.inner.put('tool', 'a', { n: 1 });
+    await f.mirror.refresh();
+    assert.deepEqual(f.mirror.get('tool', 'a'), { n: 1 });
+    f.releaseWatch();
+    await flush();
+    assert.equal(f.changes(), 0, 'the late delivery is already known');
+    await f.inner.put('tool', 'a', { n: 2 });
+    await flush();
+    assert.deepEqual(f.mirror.get('tool', 'a'), { n: 2 });
+    assert.equal(f.changes(), 1);
+  });
+
+  test('a put and its delete that refresh already read do not bring the item back when delivered late', async (t) => {
+    const f = await setup(t);
+    await f.mirror.follow();
+    f.holdWatch();
+    await f.inner.put('tool', 'a', { n: 1 });
+    await f.inner.delete('tool', 'a');
+    await f.mirror.refresh();
+    f.releaseWatch();
+    await flush();
+    assert.equal(f.mirror.get('tool', 'a'), undefined);
+    assert.equal(f.changes(), 0);
+  });
+
+  test('a change watched while refresh reads an older list is kept', async (t) => {
+    const f = await setup(t);
+    await f.inner.put('tool', 'a', { n: 1 });
+    await f.mirror.follow();
+    // The list answers from before the next write; the watch meanwhile delivers that write.
+    const older = await f.inner.list();
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    f.setList(async () => (await answered, older));
+    const refreshed = f.mirror.refresh();
+    await flush();
+    await f.inner.put('tool', 'b', { n: 2 });
+    await flush();
+    answer();
+    await refreshed;
+    assert.deepEqual([...f.mirror.entries('tool')].sort(), [
+      ['a', { n: 1 }],
+      ['b', { n: 2 }],
+    ]);
+  });
+
+  test('refresh before the first load, or after the signal aborted, does nothing', async (t) => {
+    const f = await setup(t);
+    await f.inner.put('tool', 'a', {});
+    await f.mirror.refresh();
+    assert.equal(f.mirror.get('tool', 'a'), undefined);
+
+    await f.mirror.follow();
+    f.controller.abort();
+    await f.inner.put('tool', 'b', {});
+    await f.mirror.refresh();
+    assert.equal(f.mirror.get('tool', 'b'), undefined);
+  });
+
+  test('a failing first load rejects with the store error; following after the signal aborted rejects with closed', async (t) => {
+    const f = await setup(t);
+    f.setList(() => Promise.reject(new ToolbusError('store-error', 'no disk')));
+    await assert.rejects(f.mirror.follow(), { code: 'store-error', message: 'no disk' });
+
+    const g = await setup(t);
+    g.controller.abort(); // e.g. the registry closed while it subscribed to the bus
+    const following = g.mirror.follow();
+    await assert.rejects(following, { code: 'closed' });
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, mock, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RebuildScheduler } from './rebuild-scheduler.js';
+
+/** A rebuild the test finishes by hand, counting its runs. */
+function manualRebuild() {
+  let runs = 0;
+  const finishers: (() => void)[] = [];
+  const rebuild = (): Promise<void> => {
+    runs++;
+    return new Promise<void>((resolve) => finishers.push(resolve));
+  };
+  return { rebuild, runs: () => runs, finish: () => finishers.shift()?.() };
+}
+
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('RebuildScheduler', () => {
+  test('runs one rebuild at a time; runs asked for meanwhile share one more run right after', async () => {
+    const r = manualRebuild();
+    const scheduler = new RebuildScheduler(r.rebuild, {
+      debounceMs: 0,
+      signal: new AbortController().signal,
+    });
+    const first = scheduler.run();
+    const second = scheduler.run();
+    const third = scheduler.run();
+    assert.equal(second, first);
+    assert.equal(third, first);
+    assert.equal(r.runs(), 1);
+    r.finish();
+    await flush();
+    assert.equal(r.runs(), 2, 'the changes asked for during the first run are built from');
+    r.finish();
+    await first;
+    assert.equal(r.runs(), 2);
+    assert.equal(scheduler.running, undefined);
+  });
+
+  test('changes within debounceMs share one rebuild; an abort cancels a scheduled one', async (t) => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    t.after(() => mock.timers.reset());
+    const r = manualRebuild();
+    const controller = new AbortController();
+    const scheduler = new RebuildScheduler(r.rebuild, { debounceMs: 25, signal: controller.signal });
+    scheduler.schedule();
+    mock.timers.tick(10);
+    scheduler.schedule();
+    mock.timers.tick(15);
+    assert.equal(r.runs(), 1);
+    r.finish();
+    await flush();
+
+    scheduler.schedule();
+    controller.abort();
+    mock.timers.tick(25);
+    scheduler.schedule();
+    mock.timers.tick(25);
+    assert.equal(r.runs(), 1);
+  });
+});
