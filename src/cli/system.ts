@@ -6,11 +6,13 @@ import type { CliIO } from './command.js';
 import type { MessageBus } from '../bus/index.js';
 import type { ConfigStore } from '../config/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
-import type { ToolProvider } from '../tools/index.js';
-import { createGateway, type Gateway, type GatewayAgent } from '../gateway/index.js';
+import { type ToolProvider } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
+import { createGateway, type Gateway, type GatewayAgent, type GatewayOptions } from '../gateway/index.js';
 import { ToolRegistry, configAllowlistFromEnv } from '../registry/index.js';
-import { AgentClient, AgentService, ToolUseAgent } from '../agents/index.js';
+import type { AgentClient } from '../agents/index.js';
 import type { DynamicToolService } from '../services/index.js';
+import type { McpBridgeTools, McpHttpHandler } from '../adapters/mcp/index.js';
 import { busNatsUrl, openBus, openConfigStore, describeStore } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
 import { importLeaf } from './import-leaf.js';
@@ -105,6 +107,47 @@ function gatewayAgent(client: AgentClient): GatewayAgent {
   };
 }
 
+/** The gateway's `/mcp` handler, made on first use; `close()` closes it if it was made. */
+export interface LazyMcpHandler {
+  handle: NonNullable<GatewayOptions['mcpHandler']>;
+  /** Closes the handler if one was made. Idempotent; afterwards `handle` rejects with `unavailable`. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `/mcp` with `createMcpHttpHandler(tools)`, importing the MCP leaf (the SDK's server and client
+ * and their dependencies, a few dozen modules) on the first `/mcp` request instead of at start, which
+ * most starts never see. Concurrent first requests share one load. A failed load (the SDK is not
+ * installed: `unsupported`, with the install command) fails that request, and the next one tries again.
+ */
+export function lazyMcpHandler(
+  tools: McpBridgeTools,
+  options: { onError: (error: Error) => void },
+): LazyMcpHandler {
+  let handler: Promise<McpHttpHandler> | undefined;
+  let closed = false;
+  const load = (): Promise<McpHttpHandler> =>
+    (handler ??= importLeaf('mcp', () => import('../adapters/mcp/index.js')).then(
+      (mcp) => mcp.createMcpHttpHandler(tools, options),
+      (error: unknown) => {
+        handler = undefined;
+        throw error;
+      },
+    ));
+  return {
+    async handle(req, res, request) {
+      if (closed) throw new ToolbusError('unavailable', 'the MCP endpoint is closed');
+      const mcp = await load();
+      await mcp.handle(req, res, request);
+    },
+    async close() {
+      closed = true;
+      const made = handler;
+      if (made) await (await made.catch(() => undefined))?.close();
+    },
+  };
+}
+
 /** Starts every part; on failure, stops what had started and rethrows. */
 export async function startSystem(options: SystemOptions, io: CliIO): Promise<RunningSystem> {
   const cleanups: (() => Promise<void>)[] = [];
@@ -149,6 +192,8 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     let agent: GatewayAgent | undefined;
     if (options.model) {
       const model = options.model;
+      // Loaded only with a model: a start without one serves no agent.
+      const { AgentClient, AgentService, ToolUseAgent } = await import('../agents/index.js');
       const agentService = new AgentService({
         bus,
         agent: new ToolUseAgent({ model, tools: registry.tools }),
@@ -160,10 +205,9 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       agent = gatewayAgent(client);
     }
 
-    const { createMcpHttpHandler } = await importLeaf('mcp', () => import('../adapters/mcp/index.js'));
     const onError = (error: Error): void =>
       void io.stderr.write(`toolbus: gateway: ${error.stack ?? error.message}\n`);
-    const mcp = createMcpHttpHandler(registry.tools, { onError });
+    const mcp = lazyMcpHandler(registry.tools, { onError });
     cleanups.push(() => mcp.close());
 
     const gateway = createGateway({
@@ -177,7 +221,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       allowlist,
       onError,
       problems: () => registry.problems(),
-      mcpHandler: (req, res, request) => mcp.handle(req, res, request),
+      mcpHandler: mcp.handle,
     });
     cleanups.push(() => gateway.close());
 

@@ -1,9 +1,16 @@
 /**
  * @module The one place that imports Ajv: compiles raw JSON Schema validators and checks schemas.
  */
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type * as AjvModule from 'ajv';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import type * as Ajv2020Module from 'ajv/dist/2020.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { JsonSchema } from './json.js';
+
+// Ajv (CommonJS, about 100 files) is loaded on the first compile or check, not when toolbus loads: a
+// start that compiles nothing (config tools with flat schemas, validated on first call) never loads it.
+const load = createRequire(import.meta.url);
 
 /** A compiled Ajv validator. */
 export type AjvValidate = ValidateFunction;
@@ -34,8 +41,8 @@ class JsonSchemaCompiler {
       validateFormats: false,
       logger: false,
     };
-    if (dialect === 'draft-07') return (this.#draft07 ??= new Ajv(options));
-    return (this.#draft2020 ??= new Ajv2020(options));
+    if (dialect === 'draft-07') return (this.#draft07 ??= new (load('ajv') as typeof AjvModule).Ajv(options));
+    return (this.#draft2020 ??= new (load('ajv/dist/2020.js') as typeof Ajv2020Module).Ajv2020(options));
   }
 
   /** Compiles (or returns the cached) validator for `schema`. Throws Ajv's error for a bad schema. */

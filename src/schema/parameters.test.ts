@@ -25,3 +25,20 @@ describe('toParametersSchema: raw JSON Schema from a remote server', () => {
     assert.equal(Object.getPrototypeOf(schema.properties), Object.prototype);
   });
 });
+
+test('flat object schemas skip the meta-schema check; anything else, or a bad one, still gets it', () => {
+  const flat = {
+    type: 'object',
+    properties: { topic: { type: 'string', description: 'What about' } },
+    required: ['topic'],
+    additionalProperties: false,
+  } as const;
+  assert.deepEqual(toParametersSchema(flat).required, ['topic']);
+  // Duplicates in 'required' are not flat-valid: the meta-schema check reports them.
+  assert.throws(() => toParametersSchema({ ...flat, required: ['topic', 'topic'] }), {
+    code: 'invalid-schema',
+  });
+  assert.throws(() => toParametersSchema({ type: 'object', properties: { a: { type: 'strng' } } }), {
+    code: 'invalid-schema',
+  });
+});

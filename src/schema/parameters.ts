@@ -103,7 +103,7 @@ export function toParametersSchema(parameters: ParametersSource): ObjectJsonSche
       }) as JsonObject;
     } else {
       raw = toJsonObject(parameters as RawJsonSchema, '');
-      const errors = jsonSchemaCompiler.check(raw);
+      const errors = isFlatObjectSchema(raw) ? [] : jsonSchemaCompiler.check(raw);
       if (errors.length > 0) {
         const detail = errors
           .slice(0, 5)
@@ -184,3 +184,44 @@ function toJsonValue(value: unknown, path: string): JsonValue {
 }
 
 export type { JsonSchema };
+
+const FLAT_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
+const has = (o: JsonObject, allowed: readonly string[]): boolean =>
+  Object.keys(o).every((k) => allowed.includes(k));
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * True for the flat object schemas config tools are built from (`argumentsToJsonSchema`): valid under
+ * every draft's meta-schema by construction, so they need no Ajv check.
+ */
+function isFlatObjectSchema(raw: JsonObject): boolean {
+  if (
+    raw['type'] !== 'object' ||
+    !has(raw, ['type', 'properties', 'required', 'additionalProperties', 'description', 'title'])
+  )
+    return false;
+  if ('description' in raw && typeof raw['description'] !== 'string') return false;
+  if ('title' in raw && typeof raw['title'] !== 'string') return false;
+  if ('additionalProperties' in raw && typeof raw['additionalProperties'] !== 'boolean') return false;
+  const required = raw['required'];
+  if (
+    required !== undefined &&
+    !(
+      Array.isArray(required) &&
+      required.every((r) => typeof r === 'string') &&
+      new Set(required).size === required.length
+    )
+  ) {
+    return false;
+  }
+  const properties = raw['properties'];
+  if (properties === undefined) return true;
+  if (!isObject(properties)) return false;
+  return Object.values(properties).every((p) => {
+    if (!isObject(p) || !has(p, ['type', 'description', 'title', 'items'])) return false;
+    if (typeof p['type'] !== 'string' || !FLAT_TYPES.has(p['type'])) return false;
+    if ('description' in p && typeof p['description'] !== 'string') return false;
+    if ('title' in p && typeof p['title'] !== 'string') return false;
+    return !('items' in p) || (isObject(p['items']) && Object.keys(p['items']).length === 0);
+  });
+}

@@ -3,7 +3,7 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
-import { jsonSchemaCompiler, type AjvError } from './ajv.js';
+import { jsonSchemaCompiler, type AjvError, type AjvValidate } from './ajv.js';
 import type { JsonObject, JsonValue, ObjectJsonSchema } from './json.js';
 import { createNullNormalizer, localRefTarget } from './null-normalizer.js';
 import {
@@ -96,13 +96,15 @@ export function createValidator(source: ParametersSource, options: CreateValidat
     };
   }
   const raw = withoutTopLevelNoise(jsonSchema, source as JsonObject);
-  const validate = jsonSchemaCompiler.compile(raw);
+  // Compiled on the first call: a registry start builds many tools and calls few of them.
+  let compiled: AjvValidate | undefined;
   const hasDefaults = JSON.stringify(raw).includes('"default"');
   return (value) => {
     let input = normalize === undefined ? value : normalize(value);
     // Ajv's useDefaults writes into the value; never touch the caller's object. A normalised copy is
     // shallow (nested objects are still the caller's), so it is cloned too.
     if (hasDefaults && typeof input === 'object' && input !== null) input = structuredClone(input);
+    const validate = (compiled ??= jsonSchemaCompiler.compile(raw));
     if (validate(input)) return { ok: true, value: input };
     return { ok: false, issues: fromAjv(validate.errors ?? [], input, raw) };
   };
