@@ -161,27 +161,33 @@ export class StreamAssembler {
     const extra = delta as ReasoningFields;
     const reasoning = extra.reasoning_content ?? extra.reasoning;
     if (reasoning) this.#reasoning += reasoning;
-    for (const piece of (delta.tool_calls ?? []) as (LooseToolCall & { index?: number })[]) {
-      const index = this.#indexOf(piece);
-      this.#lastIndex = index;
-      let call = this.#calls.get(index);
-      if (!call) {
-        call = { id: '', name: '', arguments: '' };
-        this.#calls.set(index, call);
-      }
-      if (piece.id && !call.id) call.id = piece.id;
-      const name = piece.function?.name;
-      // Most servers send the name once; some repeat it in every delta, a few split it.
-      if (name && name !== call.name) call.name += name;
-      call.arguments += argumentsText(piece.function?.arguments);
-    }
+    const pieces = delta.tool_calls as (LooseToolCall & { index?: number })[] | null | undefined;
+    if (pieces) for (const piece of pieces) this.#addCallPiece(piece);
     // A refusal streams in its own field, instead of content; it is the answer text all the same.
     const text = delta.content || (delta as { refusal?: string | null }).refusal;
-    if (text) {
-      this.#text += text;
-      return this.#release();
+    if (!text) return undefined;
+    this.#text += text;
+    if (this.#visibleFrom === undefined) return this.#release();
+    // Past the start of the answer, each piece is handed out as it came: slicing the whole text for
+    // it would flatten a growing string on every chunk.
+    this.#released = this.#text.length;
+    return text;
+  }
+
+  /** Joins one tool-call delta into its call. */
+  #addCallPiece(piece: LooseToolCall & { index?: number }): void {
+    const index = this.#indexOf(piece);
+    this.#lastIndex = index;
+    let call = this.#calls.get(index);
+    if (!call) {
+      call = { id: '', name: '', arguments: '' };
+      this.#calls.set(index, call);
     }
-    return undefined;
+    if (piece.id && !call.id) call.id = piece.id;
+    const name = piece.function?.name;
+    // Most servers send the name once; some repeat it in every delta, a few split it.
+    if (name && name !== call.name) call.name += name;
+    call.arguments += argumentsText(piece.function?.arguments);
   }
 
   /**

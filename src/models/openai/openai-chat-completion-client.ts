@@ -2,7 +2,7 @@
  * @module `OpenAIChatCompletionClient`: the model client for any OpenAI-compatible server (OpenAI, Saptiva,
  * Ollama, vLLM, llama.cpp), built on the official `openai` package.
  */
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -24,7 +24,9 @@ import type {
   RequestUsage,
 } from '../index.js';
 import { StreamAssembler, parseCompletion } from './completion-parsing.js';
+import { createParser } from 'eventsource-parser';
 import { toOpenAIMessages } from './message-conversion.js';
+import type { ToOpenAIMessagesOptions } from './message-conversion.js';
 import { isRetryable, toModelError } from './provider-errors.js';
 import type { ErrorContext } from './provider-errors.js';
 
@@ -131,14 +133,18 @@ interface Prepared {
   /** `[wireName, toolbusName]` in wire order. */
   tools: [string, string][];
   decode: (wire: string) => string;
-  encode: (name: string) => string;
 }
 
 /** A running call: its signal (caller's, plus the deadline) and the cleanup. */
 interface CallScope {
   signal: AbortSignal;
   context: ErrorContext;
-  dispose(): void;
+  /**
+   * Clears the deadline and the caller's listener. With `drop`, also aborts the request, for a
+   * response whose body is still open (a stream left early or failed); a request whose body was read
+   * to its end is not aborted, which would only cost an abort chain through the SDK and undici.
+   */
+  dispose(drop: boolean): void;
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -169,7 +175,9 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
  * - Tools are sent through their schema profile (`openai-strict` when `tool.schema.strict`), with names
  *   mapped reversibly (`encodeToolName`); function calls come back with the toolbus name and the raw
  *   argument text.
- * - Streaming reassembles tool-call deltas by index and asks for usage in the last chunk.
+ * - Streaming reassembles tool-call deltas by index and asks for usage in the last chunk. The SDK sends
+ *   the request; the client reads the event stream itself (with `eventsource-parser`, the reader the MCP
+ *   and AI SDKs use).
  * - Errors are {@link ModelError}s with codes `authentication`, `rate-limited` (`retryAfterMs`),
  *   `context-length`, `bad-request` (naming the rejected tool schema), `model-error`, `unavailable`; plus
  *   ToolbusError `cancelled`, `timeout`, `unsupported` (tools or JSON output the model cannot do),
@@ -282,7 +290,8 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       this.#total = addUsage(this.#total, result.usage);
       return result;
     } finally {
-      scope.dispose();
+      // The SDK settles only once it has read the whole body (or the request failed): nothing to drop.
+      scope.dispose(false);
     }
   }
 
@@ -300,35 +309,69 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     const prepared = this.#prepare(messages, options);
     const body = { ...prepared.body, stream: true, stream_options: { include_usage: true } };
     const scope = this.#scope(options.signal, prepared);
+    // Until the body has been read to its end, leaving (a break, an error) drops the connection.
+    let open = true;
     try {
-      const { data, response } = await this.#withRetries(scope, () =>
+      const response = await this.#withRetries(scope, () =>
         this.#sdk.chat.completions
           .create(body as unknown as ChatCompletionCreateParams, { signal: scope.signal })
-          .withResponse(),
+          .asResponse(),
       );
       // A body that is not an event stream (a provider's JSON error sent with a 200, whatever its
-      // content type) gives the SDK no events, and the user saw only "the stream ended" while the
-      // provider's message was lost. Such a body is read whole, like `create` reads it.
-      const isJson = /\bapplication\/json\b/i.test(response.headers.get('content-type') ?? '');
-      let raw: Response | undefined = isJson ? response : response.clone();
+      // content type) has no events, and the user saw only "the stream ended" while the provider's
+      // message was lost. Such a body is read whole, like `create` reads it.
+      let whole: string | undefined;
       const assembler = new StreamAssembler(prepared.decode);
-      if (!isJson) {
+      if (/\bapplication\/json\b/i.test(response.headers.get('content-type') ?? '')) {
         try {
-          for await (const chunk of data as unknown as AsyncIterable<ChatCompletionChunk>) {
-            if (raw) void dropBody(raw); // an event arrived: the copy is not needed
-            raw = undefined;
-            const text = assembler.push(chunk);
-            if (text !== undefined) yield text;
-            if (scope.signal.aborted) break;
-          }
+          whole = await response.text();
         } catch (error) {
           throw toModelError(error, scope.context);
         }
-        // The SDK ends an aborted stream quietly; the abort reason says whether it was a cancel or the deadline.
+      } else {
+        const reader = response.body?.getReader();
+        const utf8 = new TextDecoder();
+        const events: string[] = [];
+        // As the SDK reads it: an event without data is skipped; comments and other fields are ignored.
+        const eventStream = createParser({ onEvent: (event) => void events.push(event.data) });
+        // The text read before the first event: all of it, for a body that has none.
+        whole = '';
+        let done = false;
+        reading: while (reader) {
+          let read: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            read = await reader.read();
+          } catch (error) {
+            throw toModelError(error, scope.context);
+          }
+          if (read.done) break;
+          const piece = utf8.decode(read.value, STREAMING);
+          events.length = 0;
+          eventStream.feed(piece);
+          if (events.length === 0) {
+            if (whole !== undefined) whole += piece;
+            continue;
+          }
+          whole = undefined;
+          for (const data of events) {
+            // As the SDK: `[DONE]` ends the events, and the body is still read to its end (so the
+            // connection can be reused).
+            if (done || data.startsWith('[DONE]')) {
+              done = true;
+              continue;
+            }
+            const chunk = this.#chunk(data, response, scope);
+            const delta = assembler.push(chunk);
+            if (delta !== undefined) yield delta;
+            if (scope.signal.aborted) break reading;
+          }
+        }
         if (scope.signal.aborted) throw abortError(scope.signal, `model '${this.#options.model}'`);
+        if (whole !== undefined) whole += utf8.decode();
       }
-      if (raw) {
-        const result = await this.#whole(raw, scope, prepared);
+      open = false;
+      if (whole !== undefined) {
+        const result = this.#whole(whole, prepared);
         if (typeof result.content === 'string' && result.content !== '') yield result.content;
         yield result;
         return;
@@ -346,22 +389,37 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       this.#total = addUsage(this.#total, result.usage);
       yield result;
     } finally {
-      scope.dispose();
+      scope.dispose(open);
     }
+  }
+
+  /**
+   * One event's data as a chunk. Like the SDK's stream: text that is not JSON fails the stream, and a
+   * chunk carrying `error` is the provider's error (an {@link APIError} without a status).
+   */
+  #chunk(data: string, response: Response, scope: CallScope): ChatCompletionChunk {
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch (error) {
+      throw toModelError(error, scope.context);
+    }
+    const error = (chunk as { error?: unknown } | null)?.error;
+    if (error) {
+      throw toModelError(
+        new APIError(undefined, error as object, undefined, response.headers),
+        scope.context,
+      );
+    }
+    return chunk as ChatCompletionChunk;
   }
 
   /**
    * A stream request's response that carried no events, read whole: a completion is the result, an error
    * body a `model-error` quoting the provider.
    */
-  async #whole(response: Response, scope: CallScope, prepared: Prepared): Promise<CreateResult> {
+  #whole(text: string, prepared: Prepared): CreateResult {
     const model = this.#options.model;
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (error) {
-      throw toModelError(error, scope.context);
-    }
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -459,7 +517,7 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     const wireTools: ChatCompletionFunctionTool[] = [];
     const pairs: [string, string][] = [];
     for (const schema of schemas) {
-      const wire = encodeToolName(schema.name);
+      const { name: wire, tool } = wireToolFor(schema);
       if (toolbusByWire.has(wire)) {
         throw new ToolbusError(
           'invalid-arguments',
@@ -468,23 +526,8 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       }
       toolbusByWire.set(wire, schema.name);
       pairs.push([wire, schema.name]);
-      const compiled = compiledFor(schema);
-      const fn: ChatCompletionFunctionTool['function'] = {
-        name: wire,
-        description: compiled.description,
-        parameters: compiled.parameters,
-      };
-      // `strict: false` is the default; leaving it out keeps servers that reject the field working.
-      if (compiled.strict) fn.strict = true;
-      wireTools.push({ type: 'function', function: fn });
+      wireTools.push(tool);
     }
-    const encode = (name: string): string => {
-      try {
-        return encodeToolName(name);
-      } catch {
-        return name;
-      }
-    };
     const decode = (wire: string): string => {
       const known = toolbusByWire.get(wire);
       if (known !== undefined) return known;
@@ -498,7 +541,7 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     const body: Record<string, unknown> = {
       ...this.#options.body,
       model: this.#options.model,
-      messages: toOpenAIMessages(messages, { toolName: encode }),
+      messages: toOpenAIMessages(messages, TO_WIRE_MESSAGES),
     };
     if (wireTools.length > 0) {
       body.tools = wireTools;
@@ -513,7 +556,7 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       );
     }
     if (options.jsonOutput) body.response_format = { type: 'json_object' };
-    return { body, tools: pairs, decode, encode };
+    return { body, tools: pairs, decode };
   }
 
   /** Combines the caller's signal with the deadline; `dispose` removes the listener and the timer. */
@@ -541,12 +584,11 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     return {
       signal: controller.signal,
       context: { model, baseURL, apiKeyEnvVar, tools: prepared.tools, signal: controller.signal },
-      dispose() {
+      dispose(drop) {
         clearTimeout(timer);
         active.delete(controller);
         unwatch?.();
-        // Drops a stream the consumer left early; a no-op after a completed request.
-        if (!controller.signal.aborted)
+        if (drop && !controller.signal.aborted)
           controller.abort(new ToolbusError('cancelled', `model '${model}': done`));
       },
     };
@@ -580,20 +622,50 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
   }
 }
 
-/**
- * Compiled schemas by the tool schema they came from: agents send the same tools with every request,
- * and compiling (a deep copy, or the strict rewrite) each time is wasted work. Keyed by identity, so a
- * tool whose schema changes hands over a new object and is compiled again.
- */
-const compiledSchemas = new WeakMap<ToolSchema, ToolSchema>();
+/** Names in the history as the wire saw them; a name that cannot be encoded is sent as it is. */
+const TO_WIRE_MESSAGES: ToOpenAIMessagesOptions = {
+  toolName(name) {
+    try {
+      return encodeToolName(name);
+    } catch {
+      return name;
+    }
+  },
+};
 
-function compiledFor(schema: ToolSchema): ToolSchema {
-  let compiled = compiledSchemas.get(schema);
-  if (compiled === undefined) {
-    compiled = compileSchema(schema, schema.strict ? 'openai-strict' : 'default');
-    compiledSchemas.set(schema, compiled);
+/** `TextDecoder.decode` options for a body read in pieces. */
+const STREAMING = { stream: true } as const;
+
+/** A tool as the wire carries it, and its name there. */
+interface WireTool {
+  name: string;
+  tool: ChatCompletionFunctionTool;
+}
+
+/**
+ * Wire tools by the tool schema they came from: agents send the same tools with every request, and
+ * compiling the schema (a deep copy, or the strict rewrite) and encoding the name each time is wasted
+ * work. Keyed by identity, so a tool whose schema changes hands over a new object and is compiled
+ * again. The objects are shared by requests, which only serialise them.
+ */
+const wireToolCache = new WeakMap<ToolSchema, Readonly<WireTool>>();
+
+function wireToolFor(schema: ToolSchema): Readonly<WireTool> {
+  let wire = wireToolCache.get(schema);
+  if (wire === undefined) {
+    const name = encodeToolName(schema.name);
+    const compiled = compileSchema(schema, schema.strict ? 'openai-strict' : 'default');
+    const fn: ChatCompletionFunctionTool['function'] = {
+      name,
+      description: compiled.description,
+      parameters: compiled.parameters,
+    };
+    // `strict: false` is the default; leaving it out keeps servers that reject the field working.
+    if (compiled.strict) fn.strict = true;
+    wire = { name, tool: { type: 'function', function: fn } };
+    wireToolCache.set(schema, wire);
   }
-  return compiled;
+  return wire;
 }
 
 function toSchema(tool: Tool | ToolSchema): ToolSchema {
@@ -614,13 +686,4 @@ function toWireToolChoice(
     `${who}: toolChoice names tool '${choice.name}', which is not among the tools offered: ` +
       `${[...toolbusByWire.values()].map((n) => `'${n}'`).join(', ')}`,
   );
-}
-
-/** Discards a response body no one will read. */
-async function dropBody(response: Response): Promise<void> {
-  try {
-    await response.body?.cancel();
-  } catch {
-    // already closed or errored: nothing to release
-  }
 }
