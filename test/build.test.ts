@@ -46,6 +46,7 @@ test('the build emits JS and .d.ts for every export, and a consumer type-checks 
   for (const name of [
     'zod',
     'ajv',
+    'eventsource-parser',
     '@standard-schema',
     'openai',
     '@nats-io',

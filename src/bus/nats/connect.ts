@@ -3,7 +3,7 @@
  * `NatsKvConfigStore.connect` so both report a missing server or an abort the same way.
  */
 import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
-import { ToolbusError, isToolbusError } from '../../tools/index.js';
+import { ToolbusError, abortError, isToolbusError } from '../../errors/index.js';
 
 /** Default delay between reconnect attempts (plus jitter). */
 export const DEFAULT_NATS_RECONNECT_WAIT_MS = 1_000;
@@ -37,7 +37,7 @@ export interface NatsConnectOptions {
  */
 export async function connectNats(options: NatsConnectOptions): Promise<NatsConnection> {
   const { signal } = options;
-  if (signal?.aborted) throw abortError(signal, options.servers);
+  if (signal?.aborted) throw connectAborted(signal, options.servers);
   const servers = options.servers;
   if ((Array.isArray(servers) && servers.length === 0) || servers === '') {
     throw new ToolbusError('invalid-config', `NATS servers must be given, e.g. 'nats://127.0.0.1:4222'`);
@@ -57,7 +57,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsConn
     return await Promise.race([
       pending,
       new Promise<never>((_, reject) => {
-        onAbort = () => reject(abortError(signal, servers));
+        onAbort = () => reject(connectAborted(signal, servers));
         signal.addEventListener('abort', onAbort, { once: true });
       }),
     ]);
@@ -76,9 +76,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsConn
   }
 }
 
-function abortError(signal: AbortSignal, servers: string | string[]): ToolbusError {
-  if (isToolbusError(signal.reason)) return signal.reason as ToolbusError;
-  return new ToolbusError('cancelled', `connecting to NATS at ${JSON.stringify(servers)} was cancelled`, {
-    cause: signal.reason,
-  });
+/** What an aborted connect rejects with: `timeout` for `AbortSignal.timeout`, else `cancelled`. */
+function connectAborted(signal: AbortSignal, servers: string | string[]): ToolbusError {
+  return abortError(signal, `connecting to NATS at ${JSON.stringify(servers)}`);
 }

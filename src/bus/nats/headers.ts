@@ -1,40 +1,44 @@
 /**
- * @module Message properties ⇄ NATS headers, without the client's general-purpose header object.
+ * @module Message properties ⇄ NATS headers.
  *
  * A property becomes one header line `key: value`. NATS header keys are printable ASCII without `:`;
  * values cannot hold a line break, and the receiving client trims surrounding whitespace. A property that
  * breaks these rules rejects with `invalid-request` instead of corrupting the message.
  *
- * Encoding builds the header block once as text (the client's `MsgHdrs` keeps a map of arrays per
- * message); decoding reads the block of a received message straight from its bytes when the client's
- * message object exposes them (nats.js 3.x), and falls back to `msg.headers` otherwise.
+ * Two codecs write the same bytes and read the same properties: {@link FAST_HEADERS} builds the block once
+ * as text and reads received blocks straight from their bytes (nats.js private behaviour, allowed only
+ * after the version check of `nats-internals.ts`); {@link PUBLIC_HEADERS} goes through the client's
+ * public `MsgHdrsImpl` and `msg.headers`.
  */
-import type { Msg } from '@nats-io/transport-node';
-import { ToolbusError } from '../../tools/index.js';
+import { MsgHdrsImpl, type Msg, type MsgHdrs } from '@nats-io/transport-node';
+import { ToolbusError } from '../../errors/index.js';
 import type { BusProperties } from '../index.js';
+import { PreEncodedHeaders, rawHeaderBlock } from './nats-internals.js';
 
 const HEADER_KEY = /^[\x21-\x39\x3b-\x7e]+$/;
+/** `NATS/1.0\r\n` before the lines and `\r\n` after them. */
+const FRAMING_BYTES = 12;
 const decoder = new TextDecoder();
 /** Received messages without headers share this (frozen) object. */
 export const NO_PROPERTIES: BusProperties = Object.freeze({});
 
-/**
- * A header block already in wire form. When it publishes, the client only calls `encode()` on the
- * headers it is given (nats.js 3.x `ProtocolHandler.publish`), so this skips the `MsgHdrsImpl` map and
- * its per-key arrays. Cast to `MsgHdrs` at the one call site that hands it to `publish`.
- */
+/** Headers ready to publish. */
 export interface EncodedHeaders {
-  encode(): Uint8Array;
+  /** What the client's `publish` takes. */
+  readonly headers: MsgHdrs;
+  /** The block's size on the wire, framing included (the client counts it against max_payload). */
+  readonly byteLength: number;
 }
 
-class PreEncodedHeaders implements EncodedHeaders {
-  readonly #bytes: Uint8Array;
-  constructor(bytes: Uint8Array) {
-    this.#bytes = bytes;
-  }
-  encode(): Uint8Array {
-    return this.#bytes;
-  }
+/** How a bus writes properties as headers and reads them back. */
+export interface HeaderCodec {
+  /**
+   * The headers for `properties`; undefined when there are none.
+   * @throws ToolbusError `invalid-request` for a key or value NATS headers cannot carry.
+   */
+  encode(topic: string, properties: BusProperties): EncodedHeaders | undefined;
+  /** A received message's headers as properties (the first value of each header). */
+  decode(msg: Msg): BusProperties;
 }
 
 /**
@@ -45,54 +49,71 @@ export function encodeText(text: string): Uint8Array {
   return Buffer.from(text, 'utf8');
 }
 
-/**
- * Encodes properties as a NATS header block; undefined when there are none.
- * @throws ToolbusError `invalid-request` for a key or value NATS headers cannot carry.
- */
-export function encodeProperties(topic: string, properties: BusProperties): EncodedHeaders | undefined {
-  let text = '';
-  for (const key in properties) {
-    const value = properties[key] as string;
-    if (!HEADER_KEY.test(key)) {
-      throw new ToolbusError(
-        'invalid-request',
-        `cannot publish to topic '${topic}': property '${key}' cannot be a NATS header name ` +
-          `(expected printable ASCII without ':' or spaces)`,
-      );
-    }
-    if (typeof value !== 'string' || value.includes('\r') || value.includes('\n')) {
-      throw new ToolbusError(
-        'invalid-request',
-        `cannot publish to topic '${topic}': property '${key}' must be a string without line breaks`,
-      );
-    }
-    text += `${key}: ${value}\r\n`;
+/** Throws unless NATS headers can carry `key: value` as written. */
+function checkProperty(topic: string, key: string, value: unknown): asserts value is string {
+  if (!HEADER_KEY.test(key)) {
+    throw new ToolbusError(
+      'invalid-request',
+      `cannot publish to topic '${topic}': property '${key}' cannot be a NATS header name ` +
+        `(expected printable ASCII without ':' or spaces)`,
+    );
   }
-  if (text === '') return undefined;
-  return new PreEncodedHeaders(encodeText(`NATS/1.0\r\n${text}\r\n`));
+  if (typeof value !== 'string' || value.includes('\r') || value.includes('\n')) {
+    throw new ToolbusError(
+      'invalid-request',
+      `cannot publish to topic '${topic}': property '${key}' must be a string without line breaks`,
+    );
+  }
 }
 
-/** The shape of a nats.js 3.x message's internals that hold the raw header block. */
-interface RawMsg {
-  _msg?: { hdr?: unknown };
-  _rdata?: unknown;
-}
+/** Builds the header block as text once, and reads received blocks from the message's bytes. */
+export const FAST_HEADERS: HeaderCodec = {
+  encode(topic, properties) {
+    let text = '';
+    for (const key in properties) {
+      const value = properties[key];
+      checkProperty(topic, key, value);
+      text += `${key}: ${value}\r\n`;
+    }
+    if (text === '') return undefined;
+    return new PreEncodedHeaders(encodeText(`NATS/1.0\r\n${text}\r\n`));
+  },
+  decode(msg) {
+    const block = rawHeaderBlock(msg);
+    if (block === null) return NO_PROPERTIES;
+    if (block === undefined) return PUBLIC_HEADERS.decode(msg);
+    return parseHeaderBlock(decoder.decode(block));
+  },
+};
 
-/** Reads a received message's headers as properties (the first value of each header). */
-export function decodeProperties(msg: Msg): BusProperties {
-  const raw = msg as unknown as RawMsg;
-  const length = raw._msg?.hdr;
-  if (typeof length === 'number' && raw._rdata instanceof Uint8Array) {
-    return length < 0 ? NO_PROPERTIES : parseHeaderBlock(decoder.decode(raw._rdata.subarray(0, length)));
-  }
-  const headers = msg.headers;
-  if (headers === undefined) return NO_PROPERTIES;
-  const properties: Record<string, string> = {};
-  for (const [key, values] of headers) {
-    if (values[0] !== undefined && key !== '__proto__') properties[key] = values[0];
-  }
-  return properties;
-}
+/** Goes through the client's public header API only. */
+export const PUBLIC_HEADERS: HeaderCodec = {
+  encode(topic, properties) {
+    // No prototype: a `__proto__` property stays an ordinary key.
+    const record = Object.create(null) as Record<string, string[]>;
+    let byteLength = FRAMING_BYTES;
+    for (const key in properties) {
+      const value = properties[key];
+      checkProperty(topic, key, value);
+      record[key] = [value];
+      // `key: value\r\n`; keys are ASCII.
+      byteLength += key.length + 4 + Buffer.byteLength(value);
+    }
+    if (byteLength === FRAMING_BYTES) return undefined;
+    // Checked above; `fromRecord` keeps keys and values as written (`headers().set` would also look up
+    // every existing key for each one).
+    return { headers: MsgHdrsImpl.fromRecord(record), byteLength };
+  },
+  decode(msg) {
+    const headers = msg.headers;
+    if (headers === undefined) return NO_PROPERTIES;
+    const properties: Record<string, string> = {};
+    for (const [key, values] of headers) {
+      if (values[0] !== undefined && key !== '__proto__') properties[key] = values[0];
+    }
+    return properties;
+  },
+};
 
 /** Parses `NATS/1.0[ status]\r\nkey: value\r\n...\r\n\r\n`, keeping the first value of each key. */
 export function parseHeaderBlock(text: string): BusProperties {

@@ -17,9 +17,11 @@
  * message are kept low: each publish goes straight to the client, which writes everything published in
  * one pass of the microtask queue with one socket write (a burst of replies shares one syscall); bodies
  * and header blocks are encoded once with pooled buffers; received header blocks are parsed straight from
- * the bytes. A publish the client refuses (the connection closed) rejects. One it accepted while closing,
- * and then dropped, is reported through `onUnavailable` when the publisher asked for it (a tool call's
- * request does); otherwise only the caller's timeout covers it.
+ * the bytes (these two header shortcuts only on a nats.js version checked for them, see
+ * `nats-internals.ts`; otherwise headers go through the client's public API). A publish the client
+ * refuses (the connection closed) rejects. One it accepted while closing, and then dropped, is reported
+ * through `onUnavailable` when the publisher asked for it (a tool call's request does); otherwise only the
+ * caller's timeout covers it.
  *
  * Reconnect: the client reconnects by itself (forever by default) and re-creates every subscription;
  * messages published while disconnected are buffered and sent on reconnect. Calls in flight during a
@@ -29,12 +31,11 @@
 import {
   createInbox,
   type Msg,
-  type MsgHdrs,
   type NatsConnection,
   type Status,
   type Subscription,
 } from '@nats-io/transport-node';
-import { ToolbusError, isToolbusError } from '../../tools/index.js';
+import { ToolbusError, isToolbusError } from '../../errors/index.js';
 import type {
   BusHandler,
   BusHooks,
@@ -47,7 +48,8 @@ import type {
 } from '../index.js';
 import { checkSubjectPrefix, topicToSubject } from './subjects.js';
 import { connectNats, type NatsConnectOptions } from './connect.js';
-import { decodeProperties, encodeProperties, encodeText, type EncodedHeaders } from './headers.js';
+import { FAST_HEADERS, PUBLIC_HEADERS, encodeText, type HeaderCodec } from './headers.js';
+import { NATS_PUBLIC_API_ONLY, usesClientInternals, type InternalNatsBusOptions } from './nats-internals.js';
 
 /** A connection status change, as reported to {@link NatsBusHooks.onStatus}. */
 export interface NatsBusStatus {
@@ -163,6 +165,8 @@ export class NatsBus implements MessageBus {
   readonly #prefix: string;
   readonly #hooks: NatsBusHooks;
   readonly #ownsConnection: boolean;
+  /** Client internals when the installed nats.js is a checked version (see nats-internals.ts). */
+  readonly #headers: HeaderCodec;
   readonly #subjects = new Map<string, string>();
   readonly #subscriptions = new Set<Subscription>();
   #closing: Promise<void> | undefined;
@@ -185,6 +189,7 @@ export class NatsBus implements MessageBus {
     this.#prefix = options.subjectPrefix ? checkSubjectPrefix(options.subjectPrefix) : '';
     this.#hooks = options.hooks ?? {};
     this.#ownsConnection = options.ownsConnection ?? false;
+    this.#headers = usesClientInternals(options) ? FAST_HEADERS : PUBLIC_HEADERS;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     void connection.closed().then((error) => this.#onConnectionClosed(error ?? undefined));
     void this.#watchStatus();
@@ -198,7 +203,13 @@ export class NatsBus implements MessageBus {
   static async connect(options: NatsBusConnectOptions): Promise<NatsBus> {
     const subjectPrefix = options.subjectPrefix ? checkSubjectPrefix(options.subjectPrefix) : '';
     const connection = await connectNats(options);
-    return new NatsBus(connection, { subjectPrefix, hooks: options.hooks, ownsConnection: true });
+    const busOptions: NatsBusOptions & InternalNatsBusOptions = {
+      subjectPrefix,
+      hooks: options.hooks,
+      ownsConnection: true,
+      [NATS_PUBLIC_API_ONLY]: (options as InternalNatsBusOptions)[NATS_PUBLIC_API_ONLY],
+    };
+    return new NatsBus(connection, busOptions);
   }
 
   /** Maps a topic to its subject on this bus (prefix included). */
@@ -229,11 +240,10 @@ export class NatsBus implements MessageBus {
     }
     try {
       const subject = this.subjectOf(topic);
-      const hdrs = properties ? encodeProperties(topic, properties) : undefined;
-      this.#checkSize(topic, body, hdrs);
+      const encodedHeaders = properties ? this.#headers.encode(topic, properties) : undefined;
+      this.#checkSize(topic, body, encodedHeaders?.byteLength ?? 0);
       const onUnavailable = options?.onUnavailable;
-      // The client only calls encode() on the headers it publishes (see headers.ts).
-      const headers = hdrs as MsgHdrs | undefined;
+      const headers = encodedHeaders?.headers;
       const encoded = typeof body === 'string' ? encodeText(body) : body;
       if (onUnavailable === undefined) {
         this.connection.publish(subject, encoded, headers ? { headers } : undefined);
@@ -253,14 +263,14 @@ export class NatsBus implements MessageBus {
   }
 
   /** Rejects early what the server would refuse: a message above its max_payload. */
-  #checkSize(topic: string, body: Uint8Array | string, headers: EncodedHeaders | undefined): void {
+  #checkSize(topic: string, body: Uint8Array | string, headerBytes: number): void {
     const max = this.connection.info?.max_payload;
     if (max === undefined) return;
     // Strings: UTF-8 is at most 3 bytes per UTF-16 unit; measure exactly only when it may matter.
     let size = typeof body === 'string' ? body.length : body.byteLength;
     if (typeof body === 'string' && size * 3 > max) size = Buffer.byteLength(body);
     // The client counts the whole header block against max_payload, framing included.
-    if (headers) size += headers.encode().byteLength;
+    size += headerBytes;
     if (size > max) {
       throw new ToolbusError(
         'too-large',
@@ -291,6 +301,7 @@ export class NatsBus implements MessageBus {
       );
     }
     const hooks = this.#hooks;
+    const codec = this.#headers;
     const onError = (error: unknown, message: BusMessage): void => {
       if (hooks.onHandlerError) {
         try {
@@ -311,7 +322,7 @@ export class NatsBus implements MessageBus {
             this.#subscriptions.delete(subscription);
             return;
           }
-          const message: BusMessage = { topic, body: msg.data, properties: decodeProperties(msg) };
+          const message: BusMessage = { topic, body: msg.data, properties: codec.decode(msg) };
           try {
             const result = handler(message);
             if (result !== undefined && typeof (result as Promise<void>).then === 'function') {

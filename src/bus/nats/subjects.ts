@@ -17,7 +17,7 @@
  * them), and an empty token (`a..b`, a leading or trailing dot) is rejected here, so a topic can never
  * become a wildcard or an invalid subject.
  */
-import { ToolbusError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import { topicParts } from '../index.js';
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
