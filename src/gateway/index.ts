@@ -12,4 +12,3 @@ export type { Gateway, GatewayOptions, GatewayListenOptions, GatewayMcpRequest }
 export { isLoopbackHost } from './request-guard.js';
 export type { GatewayAgent, GatewayAgentEvent, GatewayHistoryItem } from './agent-route.js';
 export type { GatewayProblem } from './tool-routes.js';
-export { redactMachinePaths } from './redact-paths.js';
