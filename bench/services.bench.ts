@@ -9,13 +9,8 @@
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import {
-  DynamicToolService,
-  FunctionTool,
-  MemoryBus,
-  ToolServiceClient,
-  createToolServiceTool,
-} from '../src/index.js';
+import { DynamicToolService, FunctionTool, MemoryBus, ToolServiceClient } from '../src/index.js';
+import { createToolServiceTool } from '../src/services/index.js';
 import { measure, type BenchRow, type BenchTable, type MeasureOptions } from './harness.js';
 
 const USER = 'alice';

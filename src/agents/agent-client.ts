@@ -1,12 +1,11 @@
 /**
- * @module `AgentClient`: asks an `AgentService` on the bus and follows its stream of responses.
+ * @module `AgentClient`: asks an `AgentService` on the bus and follows its stream of responses. The agent
+ * codec over the RPC layer (`services/rpc/`), which it shares with `ToolServiceClient`.
  */
-import { randomUUID } from 'node:crypto';
-import type { BusMessage, BusSubscription, MessageBus } from '../bus/index.js';
+import type { BusMessage, MessageBus } from '../bus/index.js';
 import { canonicalTopic } from '../bus/index.js';
-import { WireProperty, cancelTopicOf } from '../services/index.js';
-import { MAX_TIMER_MS } from '../tools/index.js';
-import { abortError, isToolbusError, ToolbusError } from '../errors/index.js';
+import { RpcClient, StreamCall, checkQueuePair, type RpcClientProtocol } from '../services/index.js';
+import { ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
 import type { AgentHistoryItem } from './agent.js';
 import { DEFAULT_AGENT_REQUEST_QUEUE, DEFAULT_AGENT_RESPONSE_QUEUE } from './agent-service.js';
 import { decodeAgentResponse, encodeAgentRequest, fromAgentWireError } from './wire.js';
@@ -52,18 +51,64 @@ export interface AgentAskOptions {
   streaming?: boolean;
   /** @default the client's timeoutMs */
   timeoutMs?: number;
+  /**
+   * The absolute deadline (epoch ms) set by an outer caller: the question's budget is whichever ends
+   * first, this or `timeoutMs` from now. The service gets it as the `deadline` property, and so does every
+   * tool call of the run. @default none (the timeout alone)
+   */
+  deadline?: number;
   /** `ask` only: receives thought, observation and answer events (errors reject instead). @default none */
   onEvent?: (event: AgentStreamEvent) => void;
 }
 
-interface Pending {
-  onResponse(response: AgentResponse): void;
+/** One question: its responses, read with `for await`, with a bounded buffer. */
+class Question extends StreamCall<AgentResponse, AgentResponse> {
+  receive(response: AgentResponse, last: boolean): void {
+    this.push(response, last);
+  }
+
+  protected tooLarge(message: string): ToolbusError {
+    return new ToolbusError('too-large', message);
+  }
+}
+
+/** The agent codec for the RPC client. */
+class AgentClientProtocol implements RpcClientProtocol<AgentResponse, Question> {
+  readonly name: string;
+
+  constructor(requestQueue: string) {
+    this.name = `agent service '${canonicalTopic(requestQueue)}'`;
+  }
+
+  /** Never throws: a malformed response ends the dialog as an `invalid-request` error response. */
+  decode(message: BusMessage): AgentResponse {
+    try {
+      return decodeAgentResponse(message.text ?? message.body);
+    } catch (error) {
+      return {
+        messageType: 'error',
+        content: String(error),
+        endOfMessage: true,
+        endOfDialog: true,
+        error: { type: 'invalid-request', message: error instanceof Error ? error.message : String(error) },
+      };
+    }
+  }
+
+  isLast(response: AgentResponse): boolean {
+    return response.endOfDialog;
+  }
+
+  error(code: ToolbusErrorCode, message: string, _call: Question, cause?: unknown): ToolbusError {
+    return new ToolbusError(code, message, cause === undefined ? undefined : { cause });
+  }
 }
 
 /**
  * Calls an {@link AgentService} over the bus. Requests carry a unique `id`; responses are matched by it
  * (every client instance subscribes to the response queue and keeps its own). A cancelled, timed-out or
- * abandoned question is cancelled in the service too.
+ * abandoned question is cancelled in the service too. A question's budget (its timeout, or an outer
+ * caller's `deadline` when sooner) travels as the `deadline` property and bounds the run's tool calls.
  *
  * @example
  * ```ts
@@ -75,37 +120,38 @@ interface Pending {
  * ```
  */
 export class AgentClient {
-  readonly #bus: MessageBus;
   readonly #requestQueue: string;
-  readonly #responseQueue: string;
-  readonly #cancelTopic: string;
   readonly #timeoutMs: number;
   readonly #maxBuffered: number;
-  readonly #pending = new Map<string, Pending>();
-  #subscription: Promise<BusSubscription> | undefined;
-  #closed = false;
+  readonly #rpc: RpcClient<AgentResponse, Question>;
+  readonly #name: string;
 
+  /**
+   * @throws ToolbusError `invalid-config` for an invalid queue name or one topic for both queues,
+   * `invalid-arguments` for a bad `timeoutMs`.
+   */
   constructor(bus: MessageBus, options: AgentClientOptions = {}) {
-    this.#bus = bus;
     this.#requestQueue = options.requestQueue ?? DEFAULT_AGENT_REQUEST_QUEUE;
-    this.#responseQueue = options.responseQueue ?? DEFAULT_AGENT_RESPONSE_QUEUE;
-    canonicalTopic(this.#responseQueue);
-    this.#cancelTopic = cancelTopicOf(this.#requestQueue);
+    const responseQueue = options.responseQueue ?? DEFAULT_AGENT_RESPONSE_QUEUE;
+    checkQueuePair(this.#requestQueue, responseQueue, 'AgentClient');
     this.#timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS, 'AgentClient');
     this.#maxBuffered = options.maxBufferedEvents ?? DEFAULT_MAX_BUFFERED_EVENTS;
+    const protocol = new AgentClientProtocol(this.#requestQueue);
+    this.#name = protocol.name;
+    this.#rpc = new RpcClient(bus, { requestQueue: this.#requestQueue, responseQueue }, protocol);
   }
 
   /** Questions in flight. */
   get pendingCount(): number {
-    return this.#pending.size;
+    return this.#rpc.pendingCount;
   }
 
   /**
    * Asks a question and resolves with the final answer (streamed pieces joined). `onEvent` sees each
    * thought, observation and answer piece as it arrives.
    *
-   * Rejects with `cancelled` when the signal aborts, `timeout` after `timeoutMs`, `unavailable` when no
-   * service listens, `service-error` when the agent failed (the service's message included), and
+   * Rejects with `cancelled` when the signal aborts, `timeout` when the budget runs out, `unavailable`
+   * when no service listens, `service-error` when the agent failed (the service's message included), and
    * `invalid-request`, `too-many-requests` as the service reports them; `closed` after {@link close}.
    */
   async ask(question: string, options: AgentAskOptions = {}): Promise<string> {
@@ -144,21 +190,8 @@ export class AgentClient {
   }
 
   /** Stops listening; questions in flight reject with `closed` and are cancelled in the service. Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    const subscription = this.#subscription;
-    this.#subscription = undefined;
-    for (const pending of this.#pending.values()) {
-      pending.onResponse({
-        messageType: 'error',
-        content: 'agent client closed',
-        endOfMessage: true,
-        endOfDialog: true,
-        error: { type: 'closed', message: 'agent client closed' },
-      });
-    }
-    if (subscription) await (await subscription.catch(() => undefined))?.unsubscribe();
+  close(): Promise<void> {
+    return this.#rpc.close('closed');
   }
 
   /** Alias of {@link close}. */
@@ -171,143 +204,55 @@ export class AgentClient {
     options: AgentAskOptions,
     yieldErrors = false,
   ): AsyncGenerator<AgentStreamEvent, void, undefined> {
+    // Errors arrive later, from the bus: give them the stack of the call that asked.
     const trace = new Error();
-    if (this.#closed) throw new ToolbusError('closed', 'agent client is closed');
     const timeoutMs =
       options.timeoutMs === undefined ? this.#timeoutMs : checkTimeout(options.timeoutMs, 'AgentClient.ask');
-    const signal = AbortSignal.any([
-      ...(options.signal ? [options.signal] : []),
-      // A longer timer would fire after 1 ms (Node clamps it); beyond ~24.8 days means no local timer.
-      ...(timeoutMs <= MAX_TIMER_MS ? [AbortSignal.timeout(timeoutMs)] : []),
-    ]);
-    if (signal.aborted) throw abortError(signal, 'agent question');
-    if (!this.#subscription) {
-      const subscribing = this.#bus.subscribe(this.#responseQueue, (m) => this.#onResponse(m));
-      this.#subscription = subscribing;
-      // A failed subscribe is retried by the next question instead of being cached.
-      subscribing.catch(() => {
-        if (this.#subscription === subscribing) this.#subscription = undefined;
-      });
-    }
-    await this.#subscription;
-    // close() ran while this question was subscribing: it saw no pending entry to fail, and no response
-    // can arrive any more, so without this the question would never settle.
-    if (this.#closed) throw new ToolbusError('closed', 'agent client closed while the question was starting');
-
-    const id = randomUUID();
-    const buffer: AgentResponse[] = [];
-    let wake: (() => void) | undefined;
-    let failure: ToolbusError | undefined;
-    let finished = false;
-    const notify = (): void => {
-      wake?.();
-      wake = undefined;
-    };
-    const fail = (error: ToolbusError): void => {
-      if (failure || finished) return;
-      failure = error;
-      notify();
-    };
-    this.#pending.set(id, {
-      onResponse: (response) => {
-        if (response.error?.type === 'closed') {
-          fail(new ToolbusError('closed', 'agent client closed while the question was in flight'));
-          return;
-        }
-        if (buffer.length >= this.#maxBuffered) {
-          fail(
-            new ToolbusError(
-              'too-large',
-              `agent question '${id}': more than ${this.#maxBuffered} unread events`,
-            ),
-          );
-          return;
-        }
-        buffer.push(response);
-        notify();
-      },
+    const call = new Question(this.#rpc, {
+      name: this.#name,
+      maxBuffered: this.#maxBuffered,
+      unit: 'events',
     });
-    const onAbort = (): void => fail(abortError(signal, `agent question '${id}'`));
-    signal.addEventListener('abort', onAbort, { once: true });
+    this.#rpc.start(
+      call,
+      encodeAgentRequest({
+        question,
+        user: options.user ?? '',
+        ...(options.history ? { history: [...options.history] } : {}),
+        streaming: options.streaming ?? false,
+      }),
+      { signal: options.signal, timeoutMs, deadline: options.deadline },
+    );
     try {
-      const deadline = Date.now() + timeoutMs;
-      const properties: Record<string, string> = { [WireProperty.Id]: id };
-      if (Number.isFinite(deadline)) properties[WireProperty.Deadline] = String(deadline);
-      await this.#bus.publish(
-        this.#requestQueue,
-        encodeAgentRequest({
-          question,
-          user: options.user ?? '',
-          ...(options.history ? { history: [...options.history] } : {}),
-          streaming: options.streaming ?? false,
-        }),
-        properties,
-        {
-          onUnavailable: (error) =>
-            fail(
-              isToolbusError(error) && error.code === 'unavailable'
-                ? error
-                : new ToolbusError('unavailable', `no agent service listens on '${this.#requestQueue}'`),
-            ),
-        },
-      );
       for (;;) {
-        const next = buffer.shift();
-        if (next) {
-          if (next.messageType === 'error' && next.endOfDialog) {
-            finished = true;
-            if (yieldErrors) {
-              yield toEvent(next);
-              return;
-            }
-            throw withStack(
-              fromAgentWireError(
-                next.error ?? { type: 'agent-error', message: next.content },
-                this.#requestQueue,
-              ),
-              trace,
-            );
-          }
-          yield toEvent(next);
-          if (next.endOfDialog) {
-            finished = true;
+        let next: IteratorResult<AgentResponse>;
+        try {
+          next = await call.next();
+        } catch (error) {
+          throw withStack(error as ToolbusError, trace);
+        }
+        if (next.done) return;
+        const response = next.value;
+        if (response.messageType === 'error' && response.endOfDialog) {
+          if (yieldErrors) {
+            yield toEvent(response);
             return;
           }
-          continue;
+          throw withStack(
+            fromAgentWireError(
+              response.error ?? { type: 'agent-error', message: response.content },
+              this.#requestQueue,
+            ),
+            trace,
+          );
         }
-        if (failure) throw withStack(failure, trace);
-        await new Promise<void>((resolve) => (wake = resolve));
+        yield toEvent(response);
+        if (response.endOfDialog) return;
       }
     } finally {
-      signal.removeEventListener('abort', onAbort);
-      this.#pending.delete(id);
-      if (!finished) {
-        // Abandoned, failed locally, or left early: tell the service to stop working on it.
-        const why = failure?.message ?? 'the caller stopped reading';
-        void this.#bus
-          .publish(this.#cancelTopic, '', { [WireProperty.Id]: id, [WireProperty.Cancel]: why })
-          .catch(() => undefined);
-      }
+      // Abandoned, failed locally, or left early: the question is cancelled in the service too.
+      await call.return();
     }
-  }
-
-  #onResponse(message: BusMessage): void {
-    const id = message.properties[WireProperty.Id];
-    const pending = id ? this.#pending.get(id) : undefined;
-    if (!pending) return; // another client's, or late
-    let response: AgentResponse;
-    try {
-      response = decodeAgentResponse(message.body);
-    } catch (error) {
-      response = {
-        messageType: 'error',
-        content: String(error),
-        endOfMessage: true,
-        endOfDialog: true,
-        error: { type: 'invalid-request', message: error instanceof Error ? error.message : String(error) },
-      };
-    }
-    pending.onResponse(response);
   }
 }
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { MemoryBus } from '../bus/index.js';
 import { ToolbusError } from '../errors/index.js';
 import type { RunnableAgent } from './agent.js';
+import { AgentClient } from './agent-client.js';
 import { AgentService } from './agent-service.js';
 
 const agent: RunnableAgent = { run: () => Promise.resolve('ok') };
@@ -28,4 +29,25 @@ test('AgentService refuses a maxQueued that would reject every request beyond co
   // 0 is valid: no queue, answer too-many-requests beyond concurrency.
   assert.ok(new AgentService({ bus, agent, maxQueued: 0 }));
   assert.ok(new AgentService({ bus, agent, maxQueued: 3, concurrency: 2 }));
+});
+
+test('AgentService and AgentClient refuse one topic for both queues (the service would answer its own replies)', () => {
+  const bus = new MemoryBus();
+  const same = { requestQueue: 'non-persistent://tg/request/agent', responseQueue: 'request:tg:agent' };
+  const sameTopic = (error: unknown) =>
+    error instanceof ToolbusError &&
+    error.code === 'invalid-config' &&
+    /request queue and response queue are the same topic 'request:tg:agent'/.test(error.message);
+  assert.throws(() => new AgentService({ bus, agent, ...same }), sameTopic);
+  assert.throws(() => new AgentClient(bus, same), sameTopic);
+});
+
+test('stop() after close() and close() after stop() resolve; start() after either rejects with closed', async () => {
+  const bus = new MemoryBus();
+  const service = new AgentService({ bus, agent });
+  await service.start();
+  await service.stop();
+  await service.close();
+  await assert.rejects(service.start(), { name: 'ToolbusError', code: 'closed' });
+  await bus.close();
 });

@@ -1,11 +1,17 @@
 /**
  * @module `AgentService`: an agent on the bus. Takes `AgentRequest`s from the request queue and answers
- * each with a stream of `AgentResponse`s, correlated by the `id` property.
+ * each with a stream of `AgentResponse`s, correlated by the `id` property. The agent codec over the RPC
+ * layer (`services/rpc/`), which it shares with tool services.
  */
-import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
+import type { BusMessage, MessageBus } from '../bus/index.js';
 import { canonicalTopic } from '../bus/index.js';
-import { WireProperty, cancelTopicOf } from '../services/index.js';
-import { MAX_TIMER_MS } from '../tools/index.js';
+import {
+  RpcServer,
+  checkQueuePair,
+  type RpcServerCall,
+  type RpcServerEvent,
+  type RpcServerProtocol,
+} from '../services/index.js';
 import { ToolbusError } from '../errors/index.js';
 import type { AgentEvent, RunnableAgent } from './agent.js';
 import { decodeAgentRequest, encodeAgentResponse, toAgentWireError } from './wire.js';
@@ -58,217 +64,40 @@ export interface AgentServiceOptions {
   hooks?: AgentServiceHooks;
 }
 
-interface Run {
-  id: string;
-  request: AgentRequest;
-  properties: BusProperties;
-  controller: AbortController;
-  deadline: number | undefined;
-}
-
-/**
- * Serves an agent on the bus. Any number of replicas may run on one request queue: they share a bus
- * group, so each request reaches exactly one. Each request gets its own run with the request's `user`
- * (forwarded to every tool call; the model cannot change it); its thoughts, observations and answer are
- * published as they happen, ending with `end_of_dialog: true`. A cancellation on the control topic, a
- * passed `deadline`, or {@link close} aborts the run and its tool calls, remote ones included.
- *
- * @example
- * ```ts
- * const service = new AgentService({ bus, agent: new ToolUseAgent({ model, tools: registry.tools }) });
- * await service.start();
- * const client = new AgentClient(bus);
- * const answer = await client.ask('Tell me a joke about cats', { user: 'alice' });
- * ```
- */
-export class AgentService {
-  readonly #bus: MessageBus;
+/** The agent codec for the RPC server: `AgentRequest` in, `AgentResponse`s out, the run in between. */
+class AgentProtocol implements RpcServerProtocol<AgentRequest> {
+  readonly name = 'agent service';
+  /** A stopped replica tells its callers to go elsewhere, not that they cancelled. */
+  readonly stopCode = 'unavailable';
   readonly #agent: AgentServiceOptions['agent'];
-  readonly #requestQueue: string;
-  readonly #responseQueue: string;
-  readonly #cancelTopic: string;
-  readonly #group: string;
-  readonly #concurrency: number;
-  readonly #maxQueued: number;
   readonly #hooks: AgentServiceHooks;
-  readonly #running = new Map<string, Run>();
-  readonly #queued: Run[] = [];
-  readonly #tasks = new Set<Promise<void>>();
-  #subscriptions: BusSubscription[] = [];
-  #starting: Promise<void> | undefined;
-  #closing: Promise<void> | undefined;
 
-  /**
-   * @throws ToolbusError `invalid-config` for an invalid queue name, a `concurrency` that is not a
-   * positive integer, or a `maxQueued` that is not an integer >= 0.
-   */
-  constructor(options: AgentServiceOptions) {
-    this.#bus = options.bus;
-    this.#agent = options.agent;
-    this.#requestQueue = options.requestQueue ?? DEFAULT_AGENT_REQUEST_QUEUE;
-    this.#responseQueue = options.responseQueue ?? DEFAULT_AGENT_RESPONSE_QUEUE;
-    canonicalTopic(this.#responseQueue); // validates
-    this.#cancelTopic = cancelTopicOf(this.#requestQueue);
-    this.#group = options.group ?? `agent-service:${canonicalTopic(this.#requestQueue)}`;
-    this.#concurrency = options.concurrency ?? DEFAULT_AGENT_SERVICE_CONCURRENCY;
-    this.#maxQueued = options.maxQueued ?? DEFAULT_AGENT_SERVICE_MAX_QUEUED;
-    if (!Number.isInteger(this.#concurrency) || this.#concurrency < 1) {
-      throw new ToolbusError(
-        'invalid-config',
-        `AgentService: 'concurrency' must be a positive integer, got ${String(this.#concurrency)}`,
-      );
-    }
-    // A negative or NaN limit would answer too-many-requests to every request beyond `concurrency`.
-    if (!Number.isInteger(this.#maxQueued) || this.#maxQueued < 0) {
-      throw new ToolbusError(
-        'invalid-config',
-        `AgentService: 'maxQueued' must be an integer >= 0, got ${String(this.#maxQueued)}`,
-      );
-    }
-    this.#hooks = { ...options.hooks };
+  constructor(agent: AgentServiceOptions['agent'], hooks: AgentServiceHooks) {
+    this.#agent = agent;
+    this.#hooks = hooks;
   }
 
-  /** The request queue served. */
-  get requestQueue(): string {
-    return this.#requestQueue;
+  label(id: string): string {
+    return `agent request '${id}'`;
   }
 
-  /** Runs in flight in this replica. */
-  get runningCount(): number {
-    return this.#running.size;
+  decode(message: BusMessage): AgentRequest {
+    return decodeAgentRequest(message.text ?? message.body);
   }
 
-  /** Subscribes to the request queue and the control topic. Idempotent. Rejects with `closed` after close. */
-  start(): Promise<void> {
-    if (this.#closing) return Promise.reject(new ToolbusError('closed', 'agent service is closed'));
-    this.#starting ??= this.#subscribe();
-    return this.#starting;
-  }
-
-  /** Unsubscribes, aborts the runs in flight (their tool calls too) and waits for them. Idempotent. */
-  close(): Promise<void> {
-    this.#closing ??= this.#close();
-    return this.#closing;
-  }
-
-  /** Alias of {@link close}. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
-  async #subscribe(): Promise<void> {
-    const cancel = await this.#bus.subscribe(this.#cancelTopic, (m) => this.#onCancel(m));
-    try {
-      const requests = await this.#bus.subscribe(this.#requestQueue, (m) => this.#onRequest(m), {
-        group: this.#group,
-      });
-      this.#subscriptions = [cancel, requests];
-    } catch (error) {
-      await cancel.unsubscribe();
-      throw error;
-    }
-  }
-
-  async #close(): Promise<void> {
-    if (this.#starting) await this.#starting.catch(() => undefined);
-    await Promise.allSettled(this.#subscriptions.map((s) => s.unsubscribe()));
-    const reason = new ToolbusError('unavailable', 'agent service is closing');
-    for (const run of this.#queued.splice(0)) this.#sendError(run.id, run.properties, reason);
-    for (const run of this.#running.values()) run.controller.abort(reason);
-    await Promise.allSettled([...this.#tasks]);
-  }
-
-  #onCancel(message: BusMessage): void {
-    const id = message.properties[WireProperty.Id];
-    if (!id) return;
-    const why = message.properties[WireProperty.Cancel];
-    const reason = new ToolbusError(
-      'cancelled',
-      `agent request '${id}' was cancelled by the caller${why ? `: ${why}` : ''}`,
-    );
-    const queued = this.#queued.findIndex((r) => r.id === id);
-    if (queued >= 0) {
-      const [run] = this.#queued.splice(queued, 1);
-      if (run) this.#sendError(run.id, run.properties, reason);
-    }
-    this.#running.get(id)?.controller.abort(reason);
-  }
-
-  #onRequest(message: BusMessage): void {
-    const properties = message.properties;
-    const id = properties[WireProperty.Id];
-    if (!id) {
-      this.#problem({
-        id: undefined,
-        reason: `agent request on '${message.topic}' has no 'id' property; dropped`,
-      });
-      return;
-    }
-    let request: AgentRequest;
-    try {
-      request = decodeAgentRequest(message.body);
-    } catch (error) {
-      this.#problem({ id, reason: error instanceof Error ? error.message : String(error), error });
-      this.#sendError(id, properties, error);
-      return;
-    }
-    if (this.#closing) {
-      this.#sendError(id, properties, new ToolbusError('unavailable', 'agent service is closing'));
-      return;
-    }
-    if (this.#running.has(id) || this.#queued.some((r) => r.id === id)) {
-      // A redelivered or repeated request: a second run would interleave its responses with the first's
-      // under the same id, and its entry would replace the first's (breaking cancel and the concurrency
-      // count). An error reply would end the caller's dialog, so the duplicate is only reported.
-      this.#problem({
-        id,
-        reason: `agent request '${id}' is already being handled; the duplicate was dropped`,
-      });
-      return;
-    }
-    const rawDeadline = properties[WireProperty.Deadline];
-    const deadline =
-      rawDeadline !== undefined && Number.isFinite(Number(rawDeadline)) ? Number(rawDeadline) : undefined;
-    const run: Run = { id, request, properties, controller: new AbortController(), deadline };
-    if (this.#running.size < this.#concurrency) this.#launch(run);
-    else if (this.#queued.length < this.#maxQueued) this.#queued.push(run);
-    else {
-      this.#sendError(
-        id,
-        properties,
-        new ToolbusError(
-          'too-many-requests',
-          `agent service is at capacity (${this.#concurrency} running, ${this.#maxQueued} queued); retry later`,
-        ),
-      );
-    }
-  }
-
-  #launch(run: Run): void {
-    this.#running.set(run.id, run);
-    const task = this.#run(run).finally(() => {
-      this.#running.delete(run.id);
-      this.#tasks.delete(task);
-      const next = this.#queued.shift();
-      if (next) this.#launch(next);
-    });
-    this.#tasks.add(task);
-  }
-
-  async #run(run: Run): Promise<void> {
-    const { id, request, properties } = run;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const delay = run.deadline === undefined ? undefined : Math.max(0, run.deadline - Date.now());
-    // A delay beyond setTimeout's maximum (about 24.8 days) would fire after 1 ms; no timer is needed then.
-    if (delay !== undefined && delay <= MAX_TIMER_MS) {
-      timer = setTimeout(
-        () => run.controller.abort(new ToolbusError('timeout', `agent request '${id}' passed its deadline`)),
-        delay,
-      );
-    }
+  /** Runs the agent, streaming its events as responses; resolves with the closing answer's content. */
+  async serve(call: RpcServerCall<AgentRequest>): Promise<string> {
+    const request = call.request;
+    // One response at a time, in order; the closing one is sent by the server once the run settles.
     let chain: Promise<void> = Promise.resolve();
     const send = (response: AgentResponse): void => {
-      chain = chain.then(() => this.#publish(id, properties, response));
+      chain = chain.then(() =>
+        call.write(response).catch((error: unknown) => {
+          // A write after the call ended or was aborted is dropped on purpose; anything else is the bus.
+          if (call.ended || error === call.abortReason) return;
+          this.problem({ id: call.id, reason: `could not publish the response: ${String(error)}`, error });
+        }),
+      );
     };
     let streamedAnswer = false;
     try {
@@ -277,10 +106,12 @@ export class AgentService {
         // `""` on the wire means no user: the agent's own default (its `user` option) applies then.
         ...(request.user !== '' ? { user: request.user } : {}),
         streaming: request.streaming,
-        signal: run.controller.signal,
+        signal: call.signal,
+        // The caller's budget reaches every tool call of the run, remote ones on the wire too.
+        ...(call.deadline !== undefined ? { deadline: call.deadline } : {}),
         ...(request.history ? { history: request.history } : {}),
         onEvent: (event: AgentEvent) => {
-          if (event.type === 'error') return; // sent once, below, from the rejection
+          if (event.type === 'error') return; // sent once, by the server, from the rejection
           if (event.type === 'answer') {
             // The closing answer is sent after the run resolves, with end_of_dialog.
             if (event.endOfMessage) return;
@@ -295,30 +126,28 @@ export class AgentService {
           });
         },
       });
-      send({
-        messageType: 'answer',
-        content: streamedAnswer ? '' : answer,
-        endOfMessage: true,
-        endOfDialog: true,
-        error: null,
-      });
-    } catch (error) {
-      const failure = run.controller.signal.aborted ? (run.controller.signal.reason as unknown) : error;
-      send({
-        messageType: 'error',
-        content: failure instanceof Error ? failure.message : String(failure),
-        endOfMessage: true,
-        endOfDialog: true,
-        error: toAgentWireError(failure),
-      });
+      return streamedAnswer ? '' : answer;
     } finally {
-      clearTimeout(timer);
       await chain;
     }
   }
 
-  #sendError(id: string, properties: BusProperties, error: unknown): void {
-    void this.#publish(id, properties, {
+  encodeResult(value: unknown): string {
+    return encodeAgentResponse({
+      messageType: 'answer',
+      content: String(value),
+      endOfMessage: true,
+      endOfDialog: true,
+      error: null,
+    });
+  }
+
+  encodeChunk(chunk: unknown): string {
+    return encodeAgentResponse(chunk as AgentResponse);
+  }
+
+  encodeError(_id: string, error: unknown): string {
+    return encodeAgentResponse({
       messageType: 'error',
       content: error instanceof Error ? error.message : String(error),
       endOfMessage: true,
@@ -327,24 +156,139 @@ export class AgentService {
     });
   }
 
-  async #publish(id: string, request: BusProperties, response: AgentResponse): Promise<void> {
-    const properties: Record<string, string> = { [WireProperty.Id]: id };
-    for (const key of [WireProperty.Traceparent, WireProperty.Tracestate]) {
-      const value = request[key];
-      if (value !== undefined) properties[key] = value;
-    }
-    try {
-      await this.#bus.publish(this.#responseQueue, encodeAgentResponse(response), properties);
-    } catch (error) {
-      this.#problem({ id, reason: `could not publish the response: ${String(error)}`, error });
+  report(event: RpcServerEvent): void {
+    switch (event.type) {
+      case 'unreadable':
+        this.problem({
+          id: undefined,
+          reason: `agent request on '${event.message.topic}' has no 'id' property; dropped`,
+        });
+        break;
+      case 'invalid':
+        this.problem({ id: event.id, reason: event.error.message, error: event.error });
+        break;
+      case 'duplicate':
+        // A redelivered or repeated request: a second run would interleave its responses with the first's
+        // under the same id. An error reply would end the caller's dialog, so it is only reported.
+        this.problem({
+          id: event.id,
+          reason: `agent request '${event.id}' is already being handled; the duplicate was dropped`,
+        });
+        break;
+      case 'publish-error':
+        this.problem({
+          id: event.id,
+          reason: `could not publish the response: ${String(event.error)}`,
+          error: event.error,
+        });
+        break;
     }
   }
 
-  #problem(problem: AgentServiceProblem): void {
+  problem(problem: AgentServiceProblem): void {
     try {
       this.#hooks.onProblem?.(problem);
     } catch {
       // a broken hook must not stop the service
     }
+  }
+}
+
+/**
+ * Serves an agent on the bus. Any number of replicas may run on one request queue: they share a bus
+ * group, so each request reaches exactly one. Each request gets its own run with the request's `user`
+ * (forwarded to every tool call; the model cannot change it); its thoughts, observations and answer are
+ * published as they happen, ending with `end_of_dialog: true`. A cancellation on the control topic, a
+ * passed `deadline`, or {@link close} aborts the run and its tool calls, remote ones included; the
+ * request's `deadline` also bounds every tool call of the run. Correlation, deadlines, the bounded queue
+ * and the lifecycle are the RPC layer's, shared with `DynamicToolService`.
+ *
+ * @example
+ * ```ts
+ * const service = new AgentService({ bus, agent: new ToolUseAgent({ model, tools: registry.tools }) });
+ * await service.start();
+ * const client = new AgentClient(bus);
+ * const answer = await client.ask('Tell me a joke about cats', { user: 'alice' });
+ * ```
+ */
+export class AgentService {
+  readonly #requestQueue: string;
+  readonly #server: RpcServer<AgentRequest>;
+
+  /**
+   * @throws ToolbusError `invalid-config` for an invalid queue name, one topic for both queues, a
+   * `concurrency` that is not a positive integer, or a `maxQueued` that is not an integer >= 0.
+   */
+  constructor(options: AgentServiceOptions) {
+    const requestQueue = options.requestQueue ?? DEFAULT_AGENT_REQUEST_QUEUE;
+    const responseQueue = options.responseQueue ?? DEFAULT_AGENT_RESPONSE_QUEUE;
+    checkQueuePair(requestQueue, responseQueue, 'AgentService');
+    const concurrency = options.concurrency ?? DEFAULT_AGENT_SERVICE_CONCURRENCY;
+    const maxQueued = options.maxQueued ?? DEFAULT_AGENT_SERVICE_MAX_QUEUED;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new ToolbusError(
+        'invalid-config',
+        `AgentService: 'concurrency' must be a positive integer, got ${String(concurrency)}`,
+      );
+    }
+    // A negative or NaN limit would answer too-many-requests to every request beyond `concurrency`.
+    if (!Number.isInteger(maxQueued) || maxQueued < 0) {
+      throw new ToolbusError(
+        'invalid-config',
+        `AgentService: 'maxQueued' must be an integer >= 0, got ${String(maxQueued)}`,
+      );
+    }
+    this.#requestQueue = requestQueue;
+    this.#server = new RpcServer<AgentRequest>(
+      {
+        bus: options.bus,
+        requestQueue,
+        responseQueue,
+        group: options.group ?? `agent-service:${canonicalTopic(requestQueue)}`,
+        concurrency,
+        maxQueued,
+      },
+      new AgentProtocol(options.agent, { ...options.hooks }),
+    );
+  }
+
+  /** The request queue served. */
+  get requestQueue(): string {
+    return this.#requestQueue;
+  }
+
+  /** Runs in flight in this replica. */
+  get runningCount(): number {
+    return this.#server.inFlight;
+  }
+
+  /**
+   * Subscribes to the control topic and the request queue. Idempotent; after a failed start, calling it
+   * again tries again. Rejects with `closed` after {@link stop} or {@link close}.
+   */
+  start(): Promise<void> {
+    return this.#server.start();
+  }
+
+  /**
+   * Graceful stop: takes no new requests (they are answered `unavailable`), lets the runs in flight and
+   * the queued requests finish, then unsubscribes. When `options.signal` aborts first, it goes on as
+   * {@link close} does. Idempotent.
+   */
+  stop(options: { signal?: AbortSignal } = {}): Promise<void> {
+    return this.#server.stop(options);
+  }
+
+  /**
+   * Unsubscribes, answers the queued requests and aborts the runs in flight (their tool calls too) with
+   * `unavailable`, and waits for them. Idempotent.
+   */
+  close(): Promise<void> {
+    return this.#server.stop({ signal: AbortSignal.abort() });
+  }
+
+  /** Alias of {@link close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

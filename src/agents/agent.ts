@@ -68,6 +68,13 @@ export interface AgentRunOptions {
   user?: string;
   /** Cancels the run: the model request and every tool call in flight, remote ones included. @default none */
   signal?: AbortSignal;
+  /**
+   * The run's absolute deadline (epoch ms), set by the outermost caller (`AgentService` passes the
+   * request's). Each tool call gets at most what is left of it (`ToolCallOptions.deadline`), remote ones
+   * on the wire too. It does not abort the run by itself: `signal` does (`AgentService` aborts it at the
+   * deadline). @default none
+   */
+  deadline?: number;
   /** Earlier turns, placed before the question. @default [] */
   history?: readonly (AgentHistoryItem | LLMMessage)[];
   /** Receives events as they happen. Errors it throws are ignored. @default none */
@@ -138,6 +145,8 @@ export interface AgentToolCall {
   user: string | undefined;
   signal: AbortSignal | undefined;
   timeoutMs: number | undefined;
+  /** The run's deadline: the call gets at most what is left of it. */
+  deadline?: number | undefined;
 }
 
 /**
@@ -148,7 +157,7 @@ export async function callAgentTool(
   tools: ToolProvider,
   name: string,
   args: string | Record<string, unknown>,
-  { callId, user, signal, timeoutMs }: AgentToolCall,
+  { callId, user, signal, timeoutMs, deadline }: AgentToolCall,
 ): Promise<ToolResult> {
   try {
     return await tools.call(name, args, {
@@ -156,6 +165,7 @@ export async function callAgentTool(
       ...(signal ? { signal } : {}),
       ...(user !== undefined ? { user } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      ...(deadline !== undefined ? { deadline } : {}),
     });
   } catch (error) {
     return {

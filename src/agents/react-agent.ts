@@ -163,6 +163,7 @@ export class ReActAgent implements RunnableAgent {
           user,
           signal,
           timeoutMs: this.#toolTimeoutMs,
+          deadline: options.deadline,
         });
         if (signal?.aborted) throw abortError(signal, 'agent run');
         const code = result.error?.code;

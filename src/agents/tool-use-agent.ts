@@ -196,6 +196,7 @@ export class ToolUseAgent implements RunnableAgent {
             user,
             signal,
             timeoutMs: o.toolTimeoutMs,
+            deadline: options.deadline,
           });
           const replayable = r.arguments !== undefined || !r.isError;
           const event: AgentEvent = {

@@ -13,8 +13,10 @@
  * `end_of_dialog: true`: an `answer` (with empty content when the answer was streamed in pieces) or an
  * `error` with `error: { type, message }` (`agent-error` for a failed run).
  *
- * Properties as for tool services: `id` correlates (required), `deadline` (epoch ms) bounds the run, and a
- * message `{ id, cancel }` with an empty body on the control topic (`request:tg:agent:cancel`) cancels it.
+ * Properties as for tool services (the shared envelope, `services/rpc/envelope.ts`): `id` correlates
+ * (required), `deadline` (epoch ms) bounds the run and every tool call in it, and a message
+ * `{ id, cancel }` with an empty body on the control topic (`request:tg:agent:cancel`) cancels it. The
+ * service and the client are codecs over the shared RPC layer (`services/rpc/`).
  */
 import { ToolbusError } from '../errors/index.js';
 import type { AgentHistoryItem } from './agent.js';

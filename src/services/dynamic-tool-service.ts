@@ -1,26 +1,25 @@
 /**
- * @module `DynamicToolService`: the server side of the tool-service protocol.
+ * @module `DynamicToolService`: the server side of the tool-service protocol, a codec over the RPC layer
+ * (`rpc/rpc-server.ts`).
  */
 import { defaultServiceQueues, parseTopic } from '../bus/index.js';
-import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../bus/index.js';
-import { MAX_TIMER_MS } from '../tools/index.js';
-import { isToolbusError, ToolbusError } from '../errors/index.js';
+import type { BusMessage, BusProperties, MessageBus } from '../bus/index.js';
+import { ToolbusError } from '../errors/index.js';
 import { runHook, type Hook } from './hooks.js';
+import { startServiceAnnouncer, type DynamicToolServiceAnnounceOptions } from './announcements.js';
 import {
-  startServiceAnnouncer,
-  type Announcer,
-  type DynamicToolServiceAnnounceOptions,
-} from './announcements.js';
+  RpcServer,
+  type RpcServerCall,
+  type RpcServerEvent,
+  type RpcServerProtocol,
+  type RpcServerStats,
+} from './rpc/index.js';
 import {
   WireErrorType,
-  WireProperty,
-  cancelTopicOf,
   checkQueuePair,
   decodeEnvelopeObject,
   decodeRequest,
   encodeResponse,
-  readDeadline,
-  readId,
   serviceGroupOf,
   toWireError,
   type WireError,
@@ -32,9 +31,6 @@ export const DEFAULT_TOOL_SERVICE_CONCURRENCY = 16;
 export const DEFAULT_TOOL_SERVICE_MAX_QUEUED = 256;
 /** The `topic` TrustGraph's `DynamicToolService` uses when none is given. */
 export const DEFAULT_TOOL_SERVICE_TOPIC = 'tool';
-
-/** How long past its deadline a running call is aborted, when its caller has not cancelled it first. */
-const DEADLINE_GRACE_MS = 20;
 
 /** What `invoke` sees of the call besides `user`, `config` and `arguments`. */
 export interface ToolServiceInvokeContext {
@@ -132,35 +128,13 @@ export interface DynamicToolServiceOptions {
 }
 
 /** Counters of a {@link DynamicToolService}, as returned by `stats()`. */
-export interface DynamicToolServiceStats {
-  /** Requests with a readable `id`. */
-  received: number;
-  /** Calls that ended with a result. */
-  completed: number;
-  /** Calls that ended with `tool-service-error`. */
-  failed: number;
-  /** Requests answered `too-many-requests`. */
-  rejected: number;
-  /** Requests whose deadline had passed (skipped) or passed while running. */
-  expired: number;
-  /** Calls cancelled by the caller. */
-  cancelled: number;
-  /** Requests with a readable `id` but a malformed body (answered `invalid-request`). */
-  invalid: number;
-  /** Messages without a readable `id` (dropped, reported through `onMalformedMessage`). */
-  unreadable: number;
-  /** Calls running now. */
-  inFlight: number;
-  /** Calls waiting for a slot now. */
-  queued: number;
-}
+export type DynamicToolServiceStats = RpcServerStats;
 
 interface ResolvedOptions {
   bus: MessageBus;
   id: string;
   requestQueue: string;
   responseQueue: string;
-  cancelTopic: string;
   group: string;
   concurrency: number;
   maxQueued: number;
@@ -169,108 +143,140 @@ interface ResolvedOptions {
   now: () => number;
 }
 
-/** One accepted call. The AbortController (and the deadline timer) exist only once `ctx.signal` is read. */
-class Call {
-  controller: AbortController | undefined;
-  abortReason: ToolbusError | undefined;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  ended = false;
-  streamed = false;
-  responseProperties: BusProperties | undefined;
+/**
+ * One decoded request (the envelope's `user`, its `config` and `arguments` parsed), which is also what
+ * `invoke` gets as `ctx` once the call runs: a view of the call without its internals, and one object per
+ * call instead of two.
+ */
+class ToolInvocation implements ToolServiceInvokeContext {
+  readonly user: string;
+  readonly config: Record<string, unknown>;
+  readonly args: Record<string, unknown>;
+  #call: RpcServerCall<ToolInvocation> | undefined;
 
-  constructor(
-    readonly id: string,
-    readonly user: string,
-    readonly config: Record<string, unknown>,
-    readonly args: Record<string, unknown>,
-    readonly properties: BusProperties,
-    readonly deadline: number | undefined,
-    readonly now: () => number,
-  ) {}
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.abortReason) this.controller.abort(this.abortReason);
-      else if (this.deadline !== undefined && !this.ended) {
-        // A backstop for a caller that is gone: a live one gives up at the deadline and cancels, so
-        // wait a little longer and let its own timeout win the race.
-        this.#armDeadline(this.deadline);
-      }
-    }
-    return this.controller.signal;
+  constructor(user: string, config: Record<string, unknown>, args: Record<string, unknown>) {
+    this.user = user;
+    this.config = config;
+    this.args = args;
   }
 
-  /** Aborts the call a little after `deadline`, re-arming in steps Node's timers can hold. */
-  #armDeadline(deadline: number): void {
-    const delay = Math.max(0, deadline - this.now()) + DEADLINE_GRACE_MS;
-    // Node runs a longer timeout after 1 ms: a far deadline (a timeout of weeks) would abort at once.
-    this.timer = setTimeout(
-      () =>
-        delay > MAX_TIMER_MS
-          ? this.#armDeadline(deadline)
-          : this.abort(new ToolbusError('timeout', `call '${this.id}' passed its deadline`)),
-      Math.min(delay, MAX_TIMER_MS),
-    );
-  }
-
-  abort(reason: ToolbusError): void {
-    if (this.abortReason || this.ended) return;
-    this.abortReason = reason;
-    this.controller?.abort(reason);
-  }
-
-  /** The response properties: the `id`, plus the trace context when the request carried one. */
-  get echo(): BusProperties {
-    return (this.responseProperties ??= echoPropertiesOf(this.id, this.properties));
-  }
-}
-
-/** What `invoke` gets as `ctx`: a view of the call without its internals. */
-class InvokeContext implements ToolServiceInvokeContext {
-  readonly #call: Call;
-  readonly #send: (call: Call, text: string) => Promise<void>;
-
-  constructor(call: Call, send: (call: Call, text: string) => Promise<void>) {
+  /** Ties the request to the call it became, once it runs. */
+  bind(call: RpcServerCall<ToolInvocation>): this {
     this.#call = call;
-    this.#send = send;
+    return this;
   }
 
   get signal(): AbortSignal {
-    return this.#call.signal;
+    return this.#call!.signal;
   }
 
   get id(): string {
-    return this.#call.id;
+    return this.#call!.id;
   }
 
   get deadline(): number | undefined {
-    return this.#call.deadline;
+    return this.#call!.deadline;
   }
 
   get traceparent(): string | undefined {
-    return this.#call.properties[WireProperty.Traceparent];
+    return this.#call!.traceparent;
   }
 
   get properties(): BusProperties {
-    return this.#call.properties;
+    return this.#call!.properties;
   }
 
   write(chunk: unknown): Promise<void> {
-    const call = this.#call;
-    if (call.ended || call.abortReason) {
-      return Promise.reject(
-        call.abortReason ?? new ToolbusError('cancelled', `call '${call.id}' has already ended`),
-      );
+    return this.#call!.write(chunk);
+  }
+}
+
+/** The tool-service codec over the RPC layer: the seed's envelopes, `invoke`, and the service's hooks. */
+class ToolServiceProtocol implements RpcServerProtocol<ToolInvocation> {
+  readonly name: string;
+  readonly #service: string;
+  readonly #hooks: DynamicToolServiceHooks;
+  readonly #invoke: ToolServiceInvoke;
+
+  constructor(service: string, hooks: DynamicToolServiceHooks, invoke: ToolServiceInvoke) {
+    this.name = `tool service '${service}'`;
+    this.#service = service;
+    this.#hooks = hooks;
+    this.#invoke = invoke;
+  }
+
+  label(id: string): string {
+    return `call '${id}'`;
+  }
+
+  decode(message: BusMessage): ToolInvocation {
+    const request = decodeRequest(message.text ?? message.body);
+    return new ToolInvocation(
+      request.user,
+      decodeEnvelopeObject(request.config, 'config'),
+      decodeEnvelopeObject(request.arguments, 'arguments'),
+    );
+  }
+
+  serve(call: RpcServerCall<ToolInvocation>): unknown {
+    const invocation = call.request.bind(call);
+    return this.#invoke(invocation.user, invocation.config, invocation.args, invocation);
+  }
+
+  encodeResult(value: unknown): string {
+    return encodeResponse({ error: null, response: stringify(value), end_of_stream: true });
+  }
+
+  encodeChunk(chunk: unknown): string {
+    return encodeResponse({ error: null, response: stringify(chunk), end_of_stream: false });
+  }
+
+  encodeError(id: string, error: unknown, own: boolean): string {
+    let wire: WireError;
+    if (own) {
+      // The server's own refusals and aborts: their codes are wire types, but a passed deadline.
+      const reason = error as ToolbusError;
+      const type = reason.code === 'timeout' ? WireErrorType.DeadlineExceeded : reason.code;
+      wire = { type, message: reason.message };
+    } else {
+      wire = toWireError(error);
     }
-    let text: string;
-    try {
-      text = stringify(chunk);
-    } catch (error) {
-      return Promise.reject(error);
+    runHook(this.#hooks.onCallError, { service: this.#service, id, error: wire, cause: error });
+    return encodeResponse({ error: wire, response: '', end_of_stream: true });
+  }
+
+  report(event: RpcServerEvent): void {
+    const service = this.#service;
+    const hooks = this.#hooks;
+    switch (event.type) {
+      case 'unreadable':
+        runHook(hooks.onMalformedMessage, {
+          service,
+          id: undefined,
+          reason: `request on '${event.message.topic}' has no readable 'id' property; dropped`,
+          properties: event.message.properties,
+        });
+        break;
+      case 'invalid':
+        runHook(hooks.onMalformedMessage, {
+          service,
+          id: event.id,
+          reason: event.error.message,
+          properties: event.properties,
+        });
+        break;
+      case 'duplicate':
+        runHook(hooks.onMalformedMessage, {
+          service,
+          id: event.id,
+          reason: `request '${event.id}' reuses the id of a call in progress; dropped (ids must be unique per call)`,
+          properties: event.properties,
+        });
+        break;
+      case 'publish-error':
+        runHook(hooks.onPublishError, { service, id: event.id, error: event.error });
+        break;
     }
-    call.streamed = true;
-    return this.#send(call, text);
   }
 }
 
@@ -279,7 +285,9 @@ class InvokeContext implements ToolServiceInvokeContext {
  *
  * Replicas constructed with the same request queue share it through a bus group derived from it, so
  * each request is handled by exactly one of them. Cancellations arrive on a broadcast control topic
- * (see `cancelTopicOf` in wire.ts), so they reach the replica running the call.
+ * (see `cancelTopicOf` in wire.ts), so they reach the replica running the call. Correlation, deadlines,
+ * the bounded queue and the lifecycle are the RPC layer's (`rpc/rpc-server.ts`), shared with the agent
+ * service.
  *
  * @example
  * ```ts
@@ -296,46 +304,38 @@ class InvokeContext implements ToolServiceInvokeContext {
  */
 export class DynamicToolService {
   readonly #options: ResolvedOptions;
-  readonly #running = new Map<string, Call>();
-  readonly #queue: (Call | undefined)[] = [];
-  #queueHead = 0;
-  readonly #queuedById = new Map<string, Call>();
-  #requestSubscription: BusSubscription | undefined;
-  #cancelSubscription: BusSubscription | undefined;
-  /** What `start()` returns; rejected with `closed` when a stop gives up waiting for it. */
-  #starting: Promise<void> | undefined;
-  /** The subscribing itself, which may go on after a stop has given up waiting for it. */
-  #startWork: Promise<void> | undefined;
-  #abandonStart: ((error: ToolbusError) => void) | undefined;
-  /** The start has succeeded or failed. */
-  #startSettled = false;
-  /** A stop gave up waiting for the start: whatever the start still subscribes is released. */
-  #startAbandoned = false;
-  #stopping: Promise<void> | undefined;
-  /** Aborted when the signal of any `stop()` call aborts. */
-  readonly #forceStop = new AbortController();
-  #idleWaiters: (() => void)[] = [];
-  #draining = false;
-  readonly #announce: DynamicToolServiceAnnounceOptions | undefined;
-  #announcer: Announcer | undefined;
-  readonly #stats = {
-    received: 0,
-    completed: 0,
-    failed: 0,
-    rejected: 0,
-    expired: 0,
-    cancelled: 0,
-    invalid: 0,
-    unreadable: 0,
-  };
+  readonly #server: RpcServer<ToolInvocation>;
 
   /**
    * @throws ToolbusError `invalid-config` for a bad queue name, one topic for both queues, `concurrency` or
    * `maxQueued`.
    */
   constructor(options: DynamicToolServiceOptions) {
-    this.#options = resolveOptions(options);
-    this.#announce = options.announce;
+    const resolved = resolveOptions(options);
+    this.#options = resolved;
+    const announce = options.announce;
+    const invoke: ToolServiceInvoke =
+      resolved.invoke ?? ((user, config, args, context) => this.invoke(user, config, args, context));
+    this.#server = new RpcServer<ToolInvocation>(
+      {
+        bus: resolved.bus,
+        requestQueue: resolved.requestQueue,
+        responseQueue: resolved.responseQueue,
+        group: resolved.group,
+        concurrency: resolved.concurrency,
+        maxQueued: resolved.maxQueued,
+        now: resolved.now,
+        ...(announce
+          ? {
+              attach: async () => {
+                const announcer = await startServiceAnnouncer(resolved.bus, this, announce);
+                return () => announcer.stop();
+              },
+            }
+          : {}),
+      },
+      new ToolServiceProtocol(resolved.id, resolved.hooks, invoke),
+    );
   }
 
   /** The service id. */
@@ -355,62 +355,29 @@ export class DynamicToolService {
 
   /** A snapshot of the counters. */
   stats(): DynamicToolServiceStats {
-    return { ...this.#stats, inFlight: this.#running.size, queued: this.#queuedById.size };
+    return this.#server.stats();
   }
 
   /**
-   * Subscribes to the request queue (in the service's group) and the control topic. Idempotent; after a
-   * failed start, calling it again tries again. Rejects with `closed` when the bus is closed, or when
-   * called after {@link stop}.
+   * Subscribes to the request queue (in the service's group) and the control topic, then announces the
+   * service when `announce` is set. Idempotent; after a failed start, calling it again tries again.
+   * Rejects with `closed` when the bus is closed, or when called after {@link stop}.
    */
   start(): Promise<void> {
-    if (this.#stopping) {
-      return Promise.reject(
-        new ToolbusError('closed', `tool service '${this.id}' was stopped; create a new one`),
-      );
-    }
-    if (!this.#starting) {
-      this.#startSettled = false;
-      const work = this.#subscribe()
-        .then(() => this.#startAnnouncing())
-        .finally(() => (this.#startSettled = true));
-      // A failed start leaves nothing subscribed: forget it, so that a later start() tries again
-      // (e.g. once NATS is back) instead of repeating the old failure. Runs before callers see it.
-      work.catch(() => {
-        if (this.#startWork !== work || this.#startAbandoned) return;
-        this.#startWork = undefined;
-        this.#starting = undefined;
-      });
-      this.#startWork = work;
-      this.#starting = new Promise<void>((resolve, reject) => {
-        this.#abandonStart = reject;
-        work.then(resolve, reject);
-      });
-    }
-    return this.#starting;
+    return this.#server.start();
   }
 
   /**
-   * Graceful stop: takes no new calls (late requests are answered `unavailable`), lets the running and
-   * queued calls finish, then unsubscribes. If `options.signal` (of this call, or of a later one while
-   * the stop is under way) aborts first, the calls still running are aborted (they see `ctx.signal`
-   * abort) and stop resolves once they have settled. A `start()` still waiting on the bus is waited for
-   * until that signal aborts: then the stop goes on without it, that start rejects with `closed`, and
-   * what it subscribes later is released. Idempotent.
+   * Graceful stop: says goodbye (when announcing), takes no new calls (late requests are answered
+   * `unavailable`), lets the running and queued calls finish, then unsubscribes. If `options.signal` (of
+   * this call, or of a later one while the stop is under way) aborts first, the calls still running are
+   * aborted (they see `ctx.signal` abort, and their callers get `cancelled`) and stop resolves once they
+   * have settled. A `start()` still waiting on the bus is waited for until that signal aborts: then the
+   * stop goes on without it, that start rejects with `closed`, and what it subscribes later is released.
+   * Idempotent.
    */
   stop(options: { signal?: AbortSignal } = {}): Promise<void> {
-    // Every stop's signal counts, not only the first one's: a graceful stop() already under way can
-    // still be cut short by a later stop({ signal }).
-    const signal = options.signal;
-    if (signal?.aborted) this.#forceStop.abort(signal.reason);
-    this.#stopping ??= this.#stop(this.#forceStop.signal);
-    if (signal && !signal.aborted) {
-      const force = (): void => this.#forceStop.abort(signal.reason);
-      const release = (): void => signal.removeEventListener('abort', force);
-      signal.addEventListener('abort', force, { once: true });
-      void this.#stopping.then(release, release);
-    }
-    return this.#stopping;
+    return this.#server.stop(options);
   }
 
   /** Alias of {@link stop} with no abort signal. */
@@ -437,322 +404,6 @@ export class DynamicToolService {
       'unsupported',
       `tool service '${this.id}' has no invoke: pass 'invoke' in the options or override invoke()`,
     );
-  }
-
-  async #subscribe(): Promise<void> {
-    const { bus, requestQueue, cancelTopic, group } = this.#options;
-    this.#cancelSubscription = await bus.subscribe(cancelTopic, (m) => this.#onCancel(m));
-    try {
-      this.#requestSubscription = await bus.subscribe(requestQueue, (m) => this.#onRequest(m), { group });
-    } catch (error) {
-      await this.#cancelSubscription.unsubscribe();
-      this.#cancelSubscription = undefined;
-      throw error;
-    }
-  }
-
-  async #startAnnouncing(): Promise<void> {
-    if (!this.#announce || this.#startAbandoned) return;
-    try {
-      this.#announcer = await startServiceAnnouncer(this.#options.bus, this, this.#announce);
-    } catch (error) {
-      await this.#requestSubscription?.unsubscribe();
-      await this.#cancelSubscription?.unsubscribe();
-      throw error;
-    }
-  }
-
-  async #stop(signal: AbortSignal | undefined): Promise<void> {
-    const work = this.#startWork;
-    // During a bus outage the start can wait without limit: the stop's signal cuts that wait short.
-    if (work && !this.#startSettled && !(await settledUnlessAborted(work, signal))) {
-      this.#startAbandoned = true;
-      this.#abandonStart?.(
-        new ToolbusError('closed', `tool service '${this.id}' was stopped before it finished starting`),
-      );
-      // What it subscribes after this stop is done is released when it arrives; the rest below.
-      void work.then(
-        () => this.#releaseSubscriptions(),
-        () => undefined,
-      );
-    }
-    // Goodbye first, so registries withdraw the tools before requests start being refused.
-    await this.#announcer?.stop().catch(() => undefined);
-    await this.#requestSubscription?.unsubscribe();
-    const abortAll = (): void => {
-      const reason = new ToolbusError('cancelled', `tool service '${this.id}' is stopping`);
-      for (const call of [...this.#queuedById.values()]) this.#dropQueued(call, reason);
-      for (const call of this.#running.values()) call.abort(reason);
-    };
-    if (signal?.aborted) abortAll();
-    else signal?.addEventListener('abort', abortAll, { once: true });
-    try {
-      if (this.#running.size > 0 || this.#queuedById.size > 0) {
-        await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
-      }
-    } finally {
-      signal?.removeEventListener('abort', abortAll);
-      await this.#cancelSubscription?.unsubscribe();
-    }
-  }
-
-  /** Releases what a start abandoned by {@link #stop} subscribed after that stop. Idempotent. */
-  async #releaseSubscriptions(): Promise<void> {
-    await this.#announcer?.stop().catch(() => undefined);
-    await this.#requestSubscription?.unsubscribe().catch(() => undefined);
-    await this.#cancelSubscription?.unsubscribe().catch(() => undefined);
-  }
-
-  #onCancel(message: BusMessage): void {
-    const id = readId(message.properties);
-    if (id === undefined) return;
-    const running = this.#running.get(id);
-    const queued = running ? undefined : this.#queuedById.get(id);
-    if (!running && !queued) return;
-    const why = message.properties[WireProperty.Cancel];
-    const reason = new ToolbusError(
-      'cancelled',
-      `call '${id}' was cancelled by the caller${why ? `: ${why}` : ''}`,
-    );
-    if (running) running.abort(reason);
-    else if (queued) this.#dropQueued(queued, reason);
-  }
-
-  /** Answers a queued call now, freeing its queue slot, instead of when a running call ends. */
-  #dropQueued(call: Call, reason: ToolbusError): void {
-    if (this.#queuedById.get(call.id) !== call) return;
-    this.#queuedById.delete(call.id);
-    call.abort(reason);
-    this.#finish(call, undefined, undefined, false);
-  }
-
-  #onRequest(message: BusMessage): void {
-    const properties = message.properties;
-    const id = readId(properties);
-    if (id === undefined) {
-      this.#stats.unreadable++;
-      runHook(this.#options.hooks.onMalformedMessage, {
-        service: this.id,
-        id: undefined,
-        reason: `request on '${message.topic}' has no readable 'id' property; dropped`,
-        properties,
-      });
-      return;
-    }
-    this.#stats.received++;
-    let user: string;
-    let config: Record<string, unknown>;
-    let args: Record<string, unknown>;
-    try {
-      const request = decodeRequest(message.text ?? message.body);
-      user = request.user;
-      config = decodeEnvelopeObject(request.config, 'config');
-      args = decodeEnvelopeObject(request.arguments, 'arguments');
-    } catch (error) {
-      this.#stats.invalid++;
-      const reason = error instanceof Error ? error.message : String(error);
-      runHook(this.#options.hooks.onMalformedMessage, { service: this.id, id, reason, properties });
-      this.#sendError(id, properties, { type: WireErrorType.InvalidRequest, message: reason }, error);
-      return;
-    }
-    if (this.#stopping) {
-      this.#sendError(
-        id,
-        properties,
-        { type: WireErrorType.Unavailable, message: `tool service '${this.id}' is stopping` },
-        undefined,
-      );
-      return;
-    }
-    const deadline = readDeadline(properties);
-    if (deadline !== undefined && deadline <= this.#options.now()) {
-      this.#stats.expired++;
-      this.#sendError(id, properties, deadlineError(id), undefined);
-      return;
-    }
-    if (this.#running.has(id) || this.#queuedById.has(id)) {
-      // Its response would be indistinguishable from the first call's; the tables are keyed by id.
-      this.#stats.invalid++;
-      runHook(this.#options.hooks.onMalformedMessage, {
-        service: this.id,
-        id,
-        reason: `request '${id}' reuses the id of a call in progress; dropped (ids must be unique per call)`,
-        properties,
-      });
-      return;
-    }
-    const call = new Call(id, user, config, args, properties, deadline, this.#options.now);
-    if (this.#running.size < this.#options.concurrency) {
-      this.#run(call);
-    } else if (this.#queuedById.size < this.#options.maxQueued) {
-      this.#queue.push(call);
-      this.#queuedById.set(id, call);
-    } else {
-      this.#stats.rejected++;
-      this.#sendError(
-        id,
-        properties,
-        {
-          type: WireErrorType.TooManyRequests,
-          message:
-            `tool service '${this.id}' is at capacity (${this.#options.concurrency} running, ` +
-            `${this.#options.maxQueued} queued); retry later`,
-        },
-        undefined,
-      );
-    }
-  }
-
-  readonly #sendChunk = (call: Call, text: string): Promise<void> =>
-    this.#options.bus.publish(
-      this.#options.responseQueue,
-      encodeResponse({ error: null, response: text, end_of_stream: false }),
-      call.echo,
-    );
-
-  #run(call: Call): void {
-    this.#running.set(call.id, call);
-    let result: unknown;
-    let thenable: boolean;
-    try {
-      if (call.abortReason) throw call.abortReason;
-      const context = new InvokeContext(call, this.#sendChunk);
-      const invoke = this.#options.invoke;
-      result = invoke
-        ? invoke(call.user, call.config, call.args, context)
-        : this.invoke(call.user, call.config, call.args, context);
-      // Inside the try: a `then` getter may throw too.
-      thenable =
-        result !== null &&
-        (typeof result === 'object' || typeof result === 'function') &&
-        typeof (result as PromiseLike<unknown>).then === 'function';
-    } catch (error) {
-      this.#finish(call, undefined, error, true);
-      return;
-    }
-    // A synchronous result is answered at once, without a detour through the microtask queue.
-    if (!thenable) {
-      this.#finish(call, result, undefined, false);
-      return;
-    }
-    // Adopt through a real promise: a foreign thenable's `then` may throw or call back twice, which
-    // would otherwise leave the call running forever (blocking a graceful stop) or finish it twice.
-    Promise.resolve(result).then(
-      (value) => this.#finish(call, value, undefined, false),
-      (error: unknown) => this.#finish(call, undefined, error, true),
-    );
-  }
-
-  /** The one cleanup of a call (timer, running entry), then its last response, then the next call. */
-  #finish(call: Call, value: unknown, error: unknown, failed: boolean): void {
-    let wire: WireError | undefined;
-    let cause: unknown;
-    let text = '';
-    if (failed) {
-      cause = error;
-      wire = toWireError(error);
-    } else {
-      try {
-        text = value === undefined && call.streamed ? '' : stringify(value);
-      } catch (stringifyError) {
-        cause = stringifyError;
-        wire = toWireError(stringifyError);
-      }
-    }
-    call.ended = true;
-    if (call.timer !== undefined) clearTimeout(call.timer);
-    this.#running.delete(call.id);
-    if (call.abortReason) {
-      if (call.abortReason.code === 'timeout') {
-        this.#stats.expired++;
-        wire = deadlineError(call.id);
-      } else {
-        this.#stats.cancelled++;
-        wire = { type: WireErrorType.Cancelled, message: call.abortReason.message };
-      }
-      cause = call.abortReason;
-    }
-    if (wire) {
-      if (wire.type === WireErrorType.ToolServiceError) this.#stats.failed++;
-      this.#sendError(call.id, call.properties, wire, cause, call.echo);
-    } else {
-      this.#stats.completed++;
-      this.#publish(
-        call.id,
-        encodeResponse({ error: null, response: text, end_of_stream: true }),
-        call.echo,
-        true,
-      );
-    }
-    this.#next();
-  }
-
-  #next(): void {
-    // A synchronous call finishes inside #run and calls #next again: the outer loop keeps draining.
-    if (this.#draining) return;
-    this.#draining = true;
-    try {
-      while (this.#running.size < this.#options.concurrency && this.#queueHead < this.#queue.length) {
-        const call = this.#queue[this.#queueHead];
-        this.#queue[this.#queueHead++] = undefined;
-        // Skip calls answered while queued (cancelled, or dropped by stop()).
-        if (!call || this.#queuedById.get(call.id) !== call) continue;
-        this.#queuedById.delete(call.id);
-        // It may have waited past its deadline: answer deadline-exceeded instead of doing the work.
-        if (call.deadline !== undefined && call.deadline <= this.#options.now()) {
-          call.abort(new ToolbusError('timeout', `call '${call.id}' passed its deadline while queued`));
-        }
-        this.#run(call);
-      }
-    } finally {
-      this.#draining = false;
-    }
-    if (this.#queueHead === this.#queue.length) {
-      this.#queue.length = 0;
-      this.#queueHead = 0;
-    }
-    if (this.#running.size === 0 && this.#queuedById.size === 0 && this.#idleWaiters.length > 0) {
-      const waiters = this.#idleWaiters;
-      this.#idleWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
-  }
-
-  #sendError(
-    id: string,
-    properties: BusProperties,
-    error: WireError,
-    cause: unknown,
-    responseProperties?: BusProperties,
-  ): void {
-    runHook(this.#options.hooks.onCallError, { service: this.id, id, error, cause });
-    this.#publish(
-      id,
-      encodeResponse({ error, response: '', end_of_stream: true }),
-      responseProperties ?? echoPropertiesOf(id, properties),
-    );
-  }
-
-  /**
-   * Publishes a response. A result the bus refuses as too large (NATS max_payload) is answered with a
-   * short error instead, so the caller learns why at once rather than at its timeout.
-   */
-  #publish(id: string, body: string, properties: BusProperties, result = false): void {
-    this.#options.bus.publish(this.#options.responseQueue, body, properties).catch((error: unknown) => {
-      runHook(this.#options.hooks.onPublishError, { service: this.id, id, error });
-      if (result && isToolbusError(error) && error.code === 'too-large') {
-        this.#sendError(
-          id,
-          properties,
-          {
-            type: WireErrorType.ToolServiceError,
-            message: `tool service '${this.id}': the result could not be sent: ${error.message}`,
-          },
-          error,
-          properties,
-        );
-      }
-    });
   }
 }
 
@@ -787,7 +438,6 @@ function resolveOptions(options: DynamicToolServiceOptions): ResolvedOptions {
     id,
     requestQueue,
     responseQueue,
-    cancelTopic: cancelTopicOf(requestQueue),
     group: serviceGroupOf(requestQueue),
     concurrency,
     maxQueued,
@@ -797,39 +447,9 @@ function resolveOptions(options: DynamicToolServiceOptions): ResolvedOptions {
   };
 }
 
-/** Resolves true once `work` settles, or false as soon as `signal` aborts (if it does first). */
-function settledUnlessAborted(work: Promise<unknown>, signal: AbortSignal | undefined): Promise<boolean> {
-  const settled = work.then(
-    () => true,
-    () => true,
-  );
-  if (!signal) return settled;
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise<boolean>((resolve) => {
-    const onAbort = (): void => resolve(false);
-    signal.addEventListener('abort', onAbort, { once: true });
-    void settled.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    });
-  });
-}
-
 function stringify(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
   const text = JSON.stringify(value) as string | undefined;
   return text ?? '';
-}
-
-function deadlineError(id: string): WireError {
-  return { type: WireErrorType.DeadlineExceeded, message: `call '${id}' passed its deadline` };
-}
-
-/** The response properties: the `id`, plus the trace context when the request carried one. */
-function echoPropertiesOf(id: string, properties: BusProperties): BusProperties {
-  const traceparent = properties[WireProperty.Traceparent];
-  if (traceparent === undefined) return { id };
-  const tracestate = properties[WireProperty.Tracestate];
-  return tracestate === undefined ? { id, traceparent } : { id, traceparent, tracestate };
 }

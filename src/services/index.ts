@@ -1,6 +1,7 @@
 /**
- * @module services: the tool-service protocol on any MessageBus: wire codec, DynamicToolService (server),
- * ToolServiceClient (caller), descriptors and the `tool-service` tool type.
+ * @module services: request/response on any MessageBus (`rpc/`), and the tool-service protocol over it:
+ * wire codec, DynamicToolService (server), ToolServiceClient (caller), descriptors and the `tool-service`
+ * tool type.
  */
 export {
   WireProperty,
@@ -16,6 +17,28 @@ export {
   serviceGroupOf,
 } from './wire.js';
 export type { ToolServiceRequest, ToolServiceResponse, WireError } from './wire.js';
+// The RPC layer under both bus protocols; for agents/ (the agent service), not part of the root API.
+export {
+  RpcServer,
+  RpcServerCall,
+  RpcClient,
+  RpcClientCall,
+  StreamCall,
+  checkQueuePair,
+  DEADLINE_GRACE_MS,
+} from './rpc/index.js';
+export type {
+  RpcServerProtocol,
+  RpcServerOptions,
+  RpcServerStats,
+  RpcServerEvent,
+  RpcClientProtocol,
+  RpcClientOptions,
+  RpcCallOptions,
+  RpcClientCounters,
+  StreamOwner,
+  StreamCallOptions,
+} from './rpc/index.js';
 export { RemoteToolError } from './remote-tool-error.js';
 export type { RemoteToolErrorOptions } from './remote-tool-error.js';
 export type { Hook } from './hooks.js';

@@ -32,7 +32,10 @@ export interface CreateToolServiceToolOptions {
   service: ToolServiceDescriptor | unknown;
   /** The tool descriptor: parsed, or its JSON (`type: "tool-service"`). */
   tool: ToolServiceToolDescriptor | unknown;
-  /** The timeout of each call, unless the caller's signal ends it first. @default the client's (60 000) */
+  /**
+   * The timeout of each call, unless the caller's signal or deadline (`ToolCallContext.deadline`) ends it
+   * first. @default the client's (60 000)
+   */
   timeoutMs?: number;
 }
 
@@ -91,9 +94,11 @@ export class ToolServiceTool extends BaseTool implements Tool {
     for (const name of this.#argumentNames) {
       if (args[name] !== undefined) forwarded[name] = args[name];
     }
+    // The context's deadline is the outermost caller's budget: the client sends no later one.
     return this.#client.call(ctx.user ?? '', this.#configJson, JSON.stringify(forwarded), {
       signal: ctx.signal,
       timeoutMs: this.#timeoutMs,
+      deadline: ctx.deadline,
       toolName: this.name,
     });
   }

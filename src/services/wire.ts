@@ -1,6 +1,6 @@
 /**
- * @module The tool-service wire format: the one place where its shapes, field names and message
- * properties live (TrustGraph `ToolServiceRequest` / `ToolServiceResponse`).
+ * @module The tool-service wire format: the one place where its bodies and field names live
+ * (TrustGraph `ToolServiceRequest` / `ToolServiceResponse`).
  *
  * Request body (UTF-8 JSON), on the request queue:
  * ```json
@@ -11,26 +11,19 @@
  * { "error": null, "response": "Hey alice! ...", "end_of_stream": true }
  * ```
  *
- * Message properties (string key/values):
+ * Message properties (`id`, `deadline`, `traceparent`, `tracestate`, `cancel`) and the cancel control
+ * topic are the request/response envelope every protocol on the bus shares: see `rpc/envelope.ts`, re-
+ * exported here. For tool services: a service skips work whose `deadline` has passed and aborts running
+ * work shortly after it (a caller answered `deadline-exceeded` reports `timeout`); `traceparent` is
+ * passed to `invoke` and echoed.
  *
- * | property      | on                 | meaning                                                              |
- * |---------------|--------------------|----------------------------------------------------------------------|
- * | `id`          | every message      | correlation id, unique per call; echoed on every response (required) |
- * | `deadline`    | request            | optional: epoch milliseconds (decimal) after which the caller has given up; the service skips expired work and aborts running work shortly after it (a caller answered `deadline-exceeded` reports `timeout`) |
- * | `traceparent` | request, responses | optional: W3C trace context, passed to `invoke` and echoed          |
- * | `tracestate`  | request, responses | optional: W3C trace context vendor state, passed through             |
- * | `cancel`      | control message    | optional: the reason (free text) on a cancellation message           |
- *
- * Cancellation: the client publishes a message with properties `{ id, cancel }` and an empty body on the
- * **control topic** of the service, derived from the request queue by {@link cancelTopicOf}: the
- * canonical request queue plus `:cancel` (`non-persistent://tg/request/joke` → `request:tg:joke:cancel`).
- * Every replica subscribes to it without a group (broadcast), so the replica running the call sees it
- * whichever it is. A peer that ignores every optional property (as TrustGraph does) still interoperates.
+ * A peer that ignores every optional property (as TrustGraph does) still interoperates.
  */
 import { canonicalTopic } from '../bus/index.js';
-import type { BusProperties } from '../bus/index.js';
 import { ToolbusError } from '../errors/index.js';
 import { RemoteToolError } from './remote-tool-error.js';
+
+export { WireProperty, cancelTopicOf, checkQueuePair, readDeadline, readId } from './rpc/envelope.js';
 
 /** The request envelope as it travels: `config` and `arguments` are JSON text, as in the seed. */
 export interface ToolServiceRequest {
@@ -57,17 +50,6 @@ export interface ToolServiceResponse {
   /** True on the last response of a call. */
   end_of_stream: boolean;
 }
-
-/** The names of the message properties (see the module table). */
-export const WireProperty = {
-  Id: 'id',
-  Deadline: 'deadline',
-  Traceparent: 'traceparent',
-  Tracestate: 'tracestate',
-  Cancel: 'cancel',
-} as const;
-/** One of {@link WireProperty}'s values. */
-export type WireProperty = (typeof WireProperty)[keyof typeof WireProperty];
 
 /** The `error.type` values our service sends. Peers may send others; clients keep them as is. */
 export const WireErrorType = {
@@ -230,49 +212,11 @@ export function fromWireError(error: WireError, service: string, toolName?: stri
 }
 
 /**
- * The control topic that carries cancellations for the service on `requestQueue`: its canonical name
- * plus `:cancel` (`non-persistent://tg/request/joke` → `request:tg:joke:cancel`).
- */
-export function cancelTopicOf(requestQueue: string): string {
-  return `${canonicalTopic(requestQueue)}:cancel`;
-}
-
-/**
- * Checks that a service's request and response queues are two topics: with one topic for both, the
- * service would take its own responses for requests and answer them, forever.
- * @throws ToolbusError `invalid-config` naming the topic; `where` says whose queues they are.
- */
-export function checkQueuePair(requestQueue: string, responseQueue: string, where: string): void {
-  const topic = canonicalTopic(requestQueue);
-  if (topic !== canonicalTopic(responseQueue)) return;
-  throw new ToolbusError(
-    'invalid-config',
-    `${where}: request queue and response queue are the same topic '${topic}'; expected two topics, ` +
-      `e.g. 'non-persistent://tg/request/joke' and 'non-persistent://tg/response/joke'`,
-  );
-}
-
-/**
  * The bus group the replicas of the service on `requestQueue` share, so each request reaches one of
  * them: `tool-service:` plus the canonical request queue.
  */
 export function serviceGroupOf(requestQueue: string): string {
   return `tool-service:${canonicalTopic(requestQueue)}`;
-}
-
-/** Reads the `id` property: a non-empty string, or undefined. */
-export function readId(properties: BusProperties | undefined): string | undefined {
-  const id = properties?.[WireProperty.Id];
-  return typeof id === 'string' && id !== '' ? id : undefined;
-}
-
-/** Reads the `deadline` property (epoch ms), or undefined when absent or not a finite number. */
-export function readDeadline(properties: BusProperties): number | undefined {
-  const raw = properties[WireProperty.Deadline];
-  // `Number('')` is 0: an empty or blank value would make every request look long expired.
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const n = Number(raw);
-  return Number.isFinite(n) ? n : undefined;
 }
 
 const WIRE_TYPES = new Set<string>(Object.values(WireErrorType));

@@ -158,6 +158,7 @@ export abstract class BaseTool implements Tool {
         ? new LazySignalContext(lazy, callId)
         : { signal: abortSignal ?? NEVER_ABORTED, callId };
     if (options?.user !== undefined) ctx.user = options.user;
+    if (options?.deadline !== undefined) ctx.deadline = options.deadline;
     let unwatch: (() => void) | undefined;
     try {
       const running = this.run(result.value as Record<string, unknown>, ctx);
@@ -204,6 +205,7 @@ class LazySignalContext implements ToolCallContext {
   readonly #lazy: LazyAbortController;
   readonly callId: string;
   user?: string;
+  deadline?: number;
 
   constructor(lazy: LazyAbortController, callId: string) {
     this.#lazy = lazy;

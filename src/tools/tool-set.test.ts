@@ -534,3 +534,41 @@ describe('ToolSet deadlines under fake timers', () => {
     assert.equal((settled as ToolResult | undefined)?.error?.code, 'timeout');
   });
 });
+
+describe('ToolSet deadline budget', () => {
+  /** A tool that reports the deadline its context carries. */
+  const deadlineOf = new FunctionTool(async (_args: Record<string, never>, ctx) => String(ctx?.deadline), {
+    name: 'deadline_of',
+    description: 'Says its deadline.',
+    parameters: z.object({}),
+  });
+
+  test("the tool's context carries the call's deadline: the earlier of the caller's and the timeout's", async () => {
+    const set = new ToolSet([deadlineOf], { timeoutMs: 10_000 });
+    const before = Date.now();
+    const own = Number((await set.call('deadline_of', '{}')).content);
+    assert.ok(own >= before + 10_000 && own <= Date.now() + 10_000, 'now + timeoutMs');
+    const sooner = before + 500;
+    assert.equal((await set.call('deadline_of', '{}', { deadline: sooner })).content, String(sooner));
+    const later = Date.now() + 60_000;
+    assert.ok(Number((await set.call('deadline_of', '{}', { deadline: later })).content) < later);
+  });
+
+  test('no timeout and no caller deadline: the context has no deadline', async () => {
+    const set = new ToolSet([deadlineOf], { timeoutMs: Number.POSITIVE_INFINITY });
+    assert.equal((await set.call('deadline_of', '{}')).content, 'undefined');
+    const deadline = Date.now() + 1_000;
+    assert.equal((await set.call('deadline_of', '{}', { deadline })).content, String(deadline));
+  });
+
+  test("a caller deadline ends the call with 'timeout' before the call's own timeout", async () => {
+    const stuck = new FunctionTool(() => new Promise(() => {}), {
+      name: 'stuck',
+      description: 'Never settles.',
+      parameters: z.object({}),
+    });
+    const set = new ToolSet([stuck], { timeoutMs: 60_000 });
+    const result = await set.call('stuck', '{}', { deadline: Date.now() + 30 });
+    assertError(result, 'timeout', "tool 'stuck' timed out");
+  });
+});

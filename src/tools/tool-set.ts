@@ -260,13 +260,35 @@ export class ToolSet implements ToolProvider {
     const callerSignal = options.signal;
     if (callerSignal?.aborted) return failure(name, callId, toolAbortError(callerSignal, name), replay);
 
+    // One budget per call: its timeout from now, cut short by the outermost caller's deadline. The tool
+    // gets it as `ctx.deadline`, so a remote call sends the same budget on the wire.
+    const callerDeadline = options.deadline;
+    if (
+      callerDeadline !== undefined &&
+      (typeof callerDeadline !== 'number' || Number.isNaN(callerDeadline))
+    ) {
+      return failure(name, callId, badDeadline(name, callerDeadline), replay);
+    }
+    let deadline: number | undefined;
+    let budgetMs = timeoutMs;
+    if (callerDeadline !== undefined || Number.isFinite(timeoutMs)) {
+      const now = Date.now();
+      deadline = now + timeoutMs;
+      if (callerDeadline !== undefined && callerDeadline < deadline) {
+        deadline = callerDeadline;
+        budgetMs = callerDeadline - now;
+        if (!(budgetMs > 0)) return failure(name, callId, deadlinePassed(name), replay);
+      }
+      if (deadline === Infinity) deadline = undefined;
+    }
+
     // One controller per call, aborted by the caller's signal or by the deadline (see CallControl).
-    const control = new CallControl(name, timeoutMs, callerSignal);
+    const control = new CallControl(name, budgetMs, callerSignal);
     // One listener on the caller's signal however many calls share it; `handleEvent`: no closure per call.
     const unwatch = callerSignal === undefined ? undefined : onAbort(callerSignal, control);
     // Deadlines share one timer per timeout value (see CallDeadlines): a setTimeout per call
     // would cost more than the call itself.
-    if (Number.isFinite(timeoutMs)) this.#deadlines.add(timeoutMs, control);
+    if (Number.isFinite(budgetMs)) this.#deadlines.add(budgetMs, control);
     let holding = false;
     try {
       if (this.#limiter.tryAcquire()) holding = true;
@@ -287,7 +309,7 @@ export class ToolSet implements ToolProvider {
       if (control.aborted) throw control.reason;
       const value = await new Promise<unknown>((resolve, reject) => {
         control.stop = reject;
-        tool.runJson(parsed, control, { callId, user }).then(resolve, reject);
+        tool.runJson(parsed, control, { callId, user, deadline }).then(resolve, reject);
       });
       return this.#success(tool, name, callId, value, replay);
     } catch (error) {
@@ -375,6 +397,22 @@ async function runHooks(
   event: ToolCallEvent,
 ): Promise<void> {
   for (const hook of hooks) await hook(event);
+}
+
+/** A `deadline` option that is not a number of epoch milliseconds. */
+function badDeadline(name: string, value: unknown): ToolError {
+  return new ToolError(
+    'usage',
+    `tool '${name}': deadline must be epoch milliseconds (a number), got ${String(value)}`,
+    { toolName: name },
+  );
+}
+
+/** The caller's deadline passed before the call could start. */
+function deadlinePassed(name: string): ToolError {
+  return new ToolError('timeout', `tool '${name}' was not run: the caller's deadline had already passed`, {
+    toolName: name,
+  });
 }
 
 function failure(name: string, callId: string, error: ToolError, replay?: string): ToolResult {

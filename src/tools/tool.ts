@@ -22,6 +22,12 @@ export interface ToolCallContext {
   callId: string;
   /** The end user on whose behalf the call runs (multi-tenancy); never set by the model. */
   user?: string;
+  /**
+   * The absolute deadline of the call (epoch ms), when it has one: the earliest of the outermost caller's
+   * deadline and this call's timeout, as `ToolSet.call` computed it. `signal` aborts then; a tool that
+   * calls out (a tool service, an HTTP endpoint) derives its own timer and wire deadline from it.
+   */
+  deadline?: number;
 }
 
 /** Optional call details passed to {@link Tool.runJson} beside the signal. */
@@ -30,6 +36,8 @@ export interface RunJsonOptions {
   callId?: string;
   /** The end user, forwarded to tool services in the request envelope. @default undefined */
   user?: string;
+  /** The call's absolute deadline (epoch ms), put in `ToolCallContext.deadline`. @default none */
+  deadline?: number;
 }
 
 /**
@@ -89,6 +97,12 @@ export interface ToolCallOptions {
   signal?: AbortSignal;
   /** @default DEFAULT_TOOL_TIMEOUT_MS (60 000) */
   timeoutMs?: number;
+  /**
+   * The absolute deadline (epoch ms) set by the outermost caller, e.g. what is left of an agent run.
+   * The call ends at whichever comes first, this or `timeoutMs` from now (code `timeout` either way),
+   * and the tool sees that as `ToolCallContext.deadline`. @default none (the timeout alone)
+   */
+  deadline?: number;
   /** @default a generated id */
   callId?: string;
   /** The end user, forwarded to tool services. @default undefined */

@@ -1,0 +1,659 @@
+/**
+ * @module `RpcServer`: the serving half of request/response over a `MessageBus`, written once for every
+ * protocol on the bus (tool services, the agent service). It owns what they share: correlation by the
+ * `id` property, the cancel control topic, the `deadline` property, the bounded queue and concurrency,
+ * duplicate-id refusal, streamed replies and the start/stop lifecycle. A protocol supplies only its codec
+ * and its handler ({@link RpcServerProtocol}).
+ */
+import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../../bus/index.js';
+import { ToolbusError, isToolbusError } from '../../errors/index.js';
+import { MAX_TIMER_MS } from '../../tools/index.js';
+import {
+  cancelTopicOf,
+  echoPropertiesOf,
+  readCancelReason,
+  readDeadline,
+  readId,
+  readTraceparent,
+} from './envelope.js';
+
+/**
+ * How long past its deadline a running call is aborted, when its caller has not cancelled it first: a
+ * live caller gives up at the deadline and cancels, so its own timeout wins the race.
+ */
+export const DEADLINE_GRACE_MS = 20;
+
+/** What an {@link RpcServer} absorbed instead of answering or crashing, for the protocol to report. */
+export type RpcServerEvent =
+  /** A request without a readable `id`: nothing to answer, dropped. */
+  | { readonly type: 'unreadable'; readonly message: BusMessage }
+  /** A request whose body did not decode; it was answered `invalid-request`. */
+  | {
+      readonly type: 'invalid';
+      readonly id: string;
+      readonly error: ToolbusError;
+      readonly properties: BusProperties;
+    }
+  /** A request reusing the id of a call in progress: dropped, since any answer would reach that call. */
+  | { readonly type: 'duplicate'; readonly id: string; readonly properties: BusProperties }
+  /** Publishing a response failed. */
+  | { readonly type: 'publish-error'; readonly id: string; readonly error: unknown };
+
+/** What a protocol tells {@link RpcServer}: its codec, its handler and how it names things. */
+export interface RpcServerProtocol<Request> {
+  /** Names the server in messages, e.g. `tool service 'joke'`. */
+  readonly name: string;
+  /** Names one call in messages, e.g. `call 'a1'` or `agent request 'a1'`. */
+  label(id: string): string;
+  /** Decodes a request. @throws ToolbusError `invalid-request` naming what is wrong. */
+  decode(message: BusMessage): Request;
+  /** Serves one call: returns its result, a promise of it, or throws. */
+  serve(call: RpcServerCall<Request>): unknown;
+  /** The body of the last response for what {@link serve} returned. May throw: the call then fails. */
+  encodeResult(value: unknown, call: RpcServerCall<Request>): string;
+  /** The body of one streamed response for `call.write(chunk)`. May throw: the write rejects. */
+  encodeChunk(chunk: unknown): string;
+  /**
+   * The body of the last response of a failed call. `own` is true for the server's own refusals and
+   * aborts, a `ToolbusError` with code `invalid-request`, `unavailable`, `too-many-requests`, `timeout`
+   * (the deadline passed) or `cancelled`; false for what {@link serve} threw or rejected with.
+   */
+  encodeError(id: string, error: unknown, own: boolean): string;
+  /**
+   * The code running calls are aborted with when a stop stops waiting for them (queued ones are answered
+   * with it). @default 'cancelled'
+   */
+  readonly stopCode?: 'cancelled' | 'unavailable';
+  /** Observes what the server absorbed. Must not throw. @default none */
+  report?(event: RpcServerEvent): void;
+}
+
+/** Options of {@link RpcServer}. */
+export interface RpcServerOptions {
+  bus: MessageBus;
+  /** Where requests arrive (subscribed in {@link group}) and whose control topic carries cancellations. */
+  requestQueue: string;
+  /** Where responses go. */
+  responseQueue: string;
+  /** The bus group the replicas share, so each request reaches one of them. */
+  group: string;
+  /** Calls running at once. */
+  concurrency: number;
+  /** Calls waiting for a slot; beyond, a request is answered `too-many-requests`. */
+  maxQueued: number;
+  /** The clock for deadlines, in epoch milliseconds. @default Date.now */
+  now?: () => number;
+  /**
+   * Started once the server has subscribed (a failure fails the start and unsubscribes); the function it
+   * resolves with runs first when the server stops (a self-announcing service says goodbye there).
+   * @default none
+   */
+  attach?: () => Promise<() => Promise<void>>;
+}
+
+/** Counters of an {@link RpcServer}. */
+export interface RpcServerStats {
+  /** Requests with a readable `id`. */
+  received: number;
+  /** Calls that ended with a result. */
+  completed: number;
+  /** Calls whose handler threw (or whose result could not be encoded). */
+  failed: number;
+  /** Requests answered `too-many-requests`. */
+  rejected: number;
+  /** Requests whose deadline had passed (skipped) or passed while queued or running. */
+  expired: number;
+  /** Calls cancelled by the caller or by a stop. */
+  cancelled: number;
+  /** Requests with a readable `id` but a body that did not decode, or reusing the id of a call in progress. */
+  invalid: number;
+  /** Messages without a readable `id` (dropped). */
+  unreadable: number;
+  /** Calls running now. */
+  inFlight: number;
+  /** Calls waiting for a slot now. */
+  queued: number;
+}
+
+const ENDED = 1;
+const STREAMED = 2;
+
+/**
+ * One accepted call, as the protocol's handler sees it. Its `AbortController` (and the deadline timer)
+ * exist only once {@link signal} is read: most handlers never look, and an `AbortSignal` costs more than
+ * a trivial call.
+ */
+export class RpcServerCall<Request> {
+  readonly id: string;
+  /** The decoded request. */
+  readonly request: Request;
+  /** Every property of the request message. */
+  readonly properties: BusProperties;
+  /** Epoch milliseconds after which the caller has given up, when it sent one. */
+  readonly deadline: number | undefined;
+  readonly #server: RpcServer<Request>;
+  #controller: AbortController | undefined;
+  #abortReason: ToolbusError | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #state = 0;
+
+  constructor(
+    server: RpcServer<Request>,
+    id: string,
+    request: Request,
+    properties: BusProperties,
+    deadline: number | undefined,
+  ) {
+    this.#server = server;
+    this.id = id;
+    this.request = request;
+    this.properties = properties;
+    this.deadline = deadline;
+  }
+
+  /** Aborted when the caller cancels, the deadline passes, or a stop aborts the calls. */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#abortReason) this.#controller.abort(this.#abortReason);
+      else if (this.deadline !== undefined && !this.ended) this.#armDeadline();
+    }
+    return this.#controller.signal;
+  }
+
+  /** The W3C `traceparent` of the caller, when sent. */
+  get traceparent(): string | undefined {
+    return readTraceparent(this.properties);
+  }
+
+  /** Why the call was aborted, once it was. */
+  get abortReason(): ToolbusError | undefined {
+    return this.#abortReason;
+  }
+
+  /** True once the call's last response has been decided. */
+  get ended(): boolean {
+    return (this.#state & ENDED) !== 0;
+  }
+
+  /** True once a chunk was written. */
+  get streamed(): boolean {
+    return (this.#state & STREAMED) !== 0;
+  }
+
+  /**
+   * Sends one chunk of a streamed reply now (encoded by the protocol). Rejects with the abort reason, or
+   * `cancelled`, once the call has been aborted or has ended.
+   */
+  write(chunk: unknown): Promise<void> {
+    if (this.#abortReason || this.ended) {
+      return Promise.reject(
+        this.#abortReason ??
+          new ToolbusError('cancelled', `${this.#server.label(this.id)} has already ended`),
+      );
+    }
+    this.#state |= STREAMED;
+    return this.#server.publishChunk(this.id, this.properties, chunk);
+  }
+
+  /** Aborts the call (once, and not after it ended): its signal aborts with `reason`. */
+  abort(reason: ToolbusError): void {
+    if (this.#abortReason || this.ended) return;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
+  }
+
+  /** Marks the call ended and stops its deadline timer. */
+  end(): void {
+    this.#state |= ENDED;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+  }
+
+  /** Aborts the call a little after its deadline, re-arming in steps Node's timers can hold. */
+  #armDeadline(): void {
+    const delay = Math.max(0, this.deadline! - this.#server.now()) + DEADLINE_GRACE_MS;
+    // Node runs a longer timeout after 1 ms: a far deadline (a timeout of weeks) would abort at once.
+    this.#timer = setTimeout(onDeadlineTimer, Math.min(delay, MAX_TIMER_MS), this, delay > MAX_TIMER_MS);
+  }
+
+  /** @internal The deadline timer fired. */
+  onDeadline(early: boolean): void {
+    if (early) this.#armDeadline();
+    else this.abort(new ToolbusError('timeout', `${this.#server.label(this.id)} passed its deadline`));
+  }
+}
+
+/** Shared by every call's timer: a per-call closure would cost more than the timer. */
+function onDeadlineTimer(call: RpcServerCall<unknown>, early: boolean): void {
+  call.onDeadline(early);
+}
+
+/** One start: the subscribing, which may go on after a stop gave up waiting for it, and its outcome. */
+class StartAttempt {
+  settled = false;
+  abandoned = false;
+  readonly work: Promise<void>;
+  /** What `start()` returns: the work's outcome, or `closed` once abandoned. */
+  readonly result: Promise<void>;
+  #reject!: (error: ToolbusError) => void;
+
+  constructor(run: (attempt: StartAttempt) => Promise<void>, onFailure: (attempt: StartAttempt) => void) {
+    this.work = run(this);
+    // Registered first, so a failed start is forgotten before callers see the failure.
+    this.work.then(
+      () => (this.settled = true),
+      () => {
+        this.settled = true;
+        if (!this.abandoned) onFailure(this);
+      },
+    );
+    this.result = new Promise<void>((resolve, reject) => {
+      this.#reject = reject;
+      this.work.then(resolve, reject);
+    });
+  }
+
+  abandon(error: ToolbusError): void {
+    this.abandoned = true;
+    this.#reject(error);
+  }
+}
+
+/**
+ * Serves one request queue for a protocol. Replicas on the same queue share the bus group, so each
+ * request reaches one of them; cancellations arrive on the broadcast control topic, so they reach the
+ * replica running the call.
+ *
+ * Per request, in order: no readable `id` → dropped and reported; the id of a call in progress → dropped
+ * and reported (an answer would reach that call's caller); a body that does not decode → `invalid-request`;
+ * stopping → `unavailable`; a passed `deadline` → `timeout`; then run, queue, or `too-many-requests`.
+ */
+export class RpcServer<Request> {
+  readonly #bus: MessageBus;
+  readonly #protocol: RpcServerProtocol<Request>;
+  readonly #requestQueue: string;
+  readonly #responseQueue: string;
+  readonly #cancelTopic: string;
+  readonly #group: string;
+  readonly #concurrency: number;
+  readonly #maxQueued: number;
+  readonly #attach: (() => Promise<() => Promise<void>>) | undefined;
+  /** The clock for deadlines, in epoch milliseconds. */
+  readonly now: () => number;
+  readonly #running = new Map<string, RpcServerCall<Request>>();
+  readonly #queue: (RpcServerCall<Request> | undefined)[] = [];
+  #queueHead = 0;
+  readonly #queuedById = new Map<string, RpcServerCall<Request>>();
+  #draining = false;
+  #requests: BusSubscription | undefined;
+  #cancels: BusSubscription | undefined;
+  #detach: (() => Promise<void>) | undefined;
+  #start: StartAttempt | undefined;
+  #stopping: Promise<void> | undefined;
+  /** Aborted when the signal of any `stop()` call aborts. */
+  readonly #forceStop = new AbortController();
+  #onIdle: (() => void) | undefined;
+  readonly #stats = {
+    received: 0,
+    completed: 0,
+    failed: 0,
+    rejected: 0,
+    expired: 0,
+    cancelled: 0,
+    invalid: 0,
+    unreadable: 0,
+  };
+
+  constructor(options: RpcServerOptions, protocol: RpcServerProtocol<Request>) {
+    this.#bus = options.bus;
+    this.#protocol = protocol;
+    this.#requestQueue = options.requestQueue;
+    this.#responseQueue = options.responseQueue;
+    this.#cancelTopic = cancelTopicOf(options.requestQueue);
+    this.#group = options.group;
+    this.#concurrency = options.concurrency;
+    this.#maxQueued = options.maxQueued;
+    this.#attach = options.attach;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Calls running now. */
+  get inFlight(): number {
+    return this.#running.size;
+  }
+
+  /** A snapshot of the counters. */
+  stats(): RpcServerStats {
+    return { ...this.#stats, inFlight: this.#running.size, queued: this.#queuedById.size };
+  }
+
+  /** Names one call in messages (the protocol's label). */
+  label(id: string): string {
+    return this.#protocol.label(id);
+  }
+
+  /**
+   * Subscribes to the control topic and the request queue, then starts `attach`. Idempotent; after a
+   * failed start, calling it again tries again. Rejects with `closed` after {@link stop}.
+   */
+  start(): Promise<void> {
+    if (this.#stopping) {
+      return Promise.reject(
+        new ToolbusError('closed', `${this.#protocol.name} was stopped; create a new one`),
+      );
+    }
+    this.#start ??= new StartAttempt(
+      (attempt) => this.#subscribe(attempt),
+      (attempt) => {
+        if (this.#start === attempt) this.#start = undefined;
+      },
+    );
+    return this.#start.result;
+  }
+
+  /**
+   * Graceful stop: takes no new calls (late requests are answered `unavailable`), lets the running and
+   * queued calls finish, then unsubscribes. If `options.signal` (of this call, or of a later one while
+   * the stop is under way) aborts first, queued calls are answered and running ones aborted with the
+   * protocol's stop code, and the stop resolves once they have settled. A `start()` still waiting on the
+   * bus is waited for until that signal aborts: then that start rejects with `closed`, and what it
+   * subscribes later is released. Idempotent.
+   */
+  stop(options: { signal?: AbortSignal } = {}): Promise<void> {
+    const signal = options.signal;
+    if (signal?.aborted) this.#forceStop.abort(signal.reason);
+    this.#stopping ??= this.#stop(this.#forceStop.signal);
+    if (signal && !signal.aborted) {
+      const force = (): void => this.#forceStop.abort(signal.reason);
+      const release = (): void => signal.removeEventListener('abort', force);
+      signal.addEventListener('abort', force, { once: true });
+      void this.#stopping.then(release, release);
+    }
+    return this.#stopping;
+  }
+
+  /** @internal Publishes one chunk of `id`'s streamed reply (see {@link RpcServerCall.write}). */
+  publishChunk(id: string, properties: BusProperties, chunk: unknown): Promise<void> {
+    let body: string;
+    try {
+      body = this.#protocol.encodeChunk(chunk);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#bus.publish(this.#responseQueue, body, echoPropertiesOf(id, properties));
+  }
+
+  async #subscribe(attempt: StartAttempt): Promise<void> {
+    const bus = this.#bus;
+    this.#cancels = await bus.subscribe(this.#cancelTopic, (m) => this.#onCancel(m));
+    try {
+      this.#requests = await bus.subscribe(this.#requestQueue, (m) => this.#onRequest(m), {
+        group: this.#group,
+      });
+      if (this.#attach && !attempt.abandoned) this.#detach = await this.#attach();
+    } catch (error) {
+      await this.#requests?.unsubscribe().catch(() => undefined);
+      await this.#cancels.unsubscribe().catch(() => undefined);
+      this.#requests = undefined;
+      this.#cancels = undefined;
+      throw error;
+    }
+  }
+
+  async #stop(force: AbortSignal): Promise<void> {
+    const start = this.#start;
+    // During a bus outage the start can wait without limit: the stop's signal cuts that wait short.
+    if (start && !start.settled && !(await settledUnlessAborted(start.work, force))) {
+      start.abandon(
+        new ToolbusError('closed', `${this.#protocol.name} was stopped before it finished starting`),
+      );
+      // What it subscribes after this stop is done is released when it arrives; the rest below.
+      void start.work.then(
+        () => this.#release(),
+        () => undefined,
+      );
+    }
+    // Detach first (a self-announcing service says goodbye before requests start being refused).
+    const detach = this.#detach;
+    this.#detach = undefined;
+    await detach?.().catch(() => undefined);
+    await this.#requests?.unsubscribe();
+    const abortAll = (): void => {
+      const code = this.#protocol.stopCode ?? 'cancelled';
+      const reason = new ToolbusError(code, `${this.#protocol.name} is stopping`);
+      for (const call of [...this.#queuedById.values()]) this.#dropQueued(call, reason);
+      for (const call of this.#running.values()) call.abort(reason);
+    };
+    if (force.aborted) abortAll();
+    else force.addEventListener('abort', abortAll, { once: true });
+    try {
+      if (this.#running.size > 0 || this.#queuedById.size > 0) {
+        await new Promise<void>((resolve) => (this.#onIdle = resolve));
+      }
+    } finally {
+      force.removeEventListener('abort', abortAll);
+      await this.#cancels?.unsubscribe();
+    }
+  }
+
+  /** Releases what a start abandoned by a stop subscribed after that stop. Idempotent. */
+  async #release(): Promise<void> {
+    const detach = this.#detach;
+    this.#detach = undefined;
+    await detach?.().catch(() => undefined);
+    await this.#requests?.unsubscribe().catch(() => undefined);
+    await this.#cancels?.unsubscribe().catch(() => undefined);
+  }
+
+  #onCancel(message: BusMessage): void {
+    const id = readId(message.properties);
+    if (id === undefined) return;
+    const running = this.#running.get(id);
+    const queued = running ? undefined : this.#queuedById.get(id);
+    if (!running && !queued) return;
+    const why = readCancelReason(message.properties);
+    const reason = new ToolbusError(
+      'cancelled',
+      `${this.#protocol.label(id)} was cancelled by the caller${why ? `: ${why}` : ''}`,
+    );
+    if (running) running.abort(reason);
+    else if (queued) this.#dropQueued(queued, reason);
+  }
+
+  #onRequest(message: BusMessage): void {
+    const protocol = this.#protocol;
+    const properties = message.properties;
+    const id = readId(properties);
+    if (id === undefined) {
+      this.#stats.unreadable++;
+      protocol.report?.({ type: 'unreadable', message });
+      return;
+    }
+    this.#stats.received++;
+    if (this.#running.has(id) || this.#queuedById.has(id)) {
+      // Any answer, even an error, would carry that id and reach the first call's caller.
+      this.#stats.invalid++;
+      protocol.report?.({ type: 'duplicate', id, properties });
+      return;
+    }
+    let request: Request;
+    try {
+      request = protocol.decode(message);
+    } catch (error) {
+      this.#stats.invalid++;
+      const reason = isToolbusError(error)
+        ? error
+        : new ToolbusError('invalid-request', `${protocol.label(id)}: ${String(error)}`, { cause: error });
+      protocol.report?.({ type: 'invalid', id, error: reason, properties });
+      this.#refuse(id, properties, reason);
+      return;
+    }
+    if (this.#stopping) {
+      this.#refuse(id, properties, new ToolbusError('unavailable', `${protocol.name} is stopping`));
+      return;
+    }
+    const deadline = readDeadline(properties);
+    if (deadline !== undefined && deadline <= this.now()) {
+      this.#stats.expired++;
+      this.#refuse(id, properties, new ToolbusError('timeout', `${protocol.label(id)} passed its deadline`));
+      return;
+    }
+    const call = new RpcServerCall(this, id, request, properties, deadline);
+    if (this.#running.size < this.#concurrency) {
+      this.#run(call);
+    } else if (this.#queuedById.size < this.#maxQueued) {
+      this.#queue.push(call);
+      this.#queuedById.set(id, call);
+    } else {
+      this.#stats.rejected++;
+      this.#refuse(
+        id,
+        properties,
+        new ToolbusError(
+          'too-many-requests',
+          `${protocol.name} is at capacity (${this.#concurrency} running, ${this.#maxQueued} queued); retry later`,
+        ),
+      );
+    }
+  }
+
+  /** Answers a queued call now, freeing its queue slot, instead of when a running call ends. */
+  #dropQueued(call: RpcServerCall<Request>, reason: ToolbusError): void {
+    if (this.#queuedById.get(call.id) !== call) return;
+    this.#queuedById.delete(call.id);
+    call.abort(reason);
+    this.#finish(call, undefined, undefined, false);
+  }
+
+  #run(call: RpcServerCall<Request>): void {
+    this.#running.set(call.id, call);
+    let result: unknown;
+    let thenable: boolean;
+    try {
+      if (call.abortReason) throw call.abortReason;
+      result = this.#protocol.serve(call);
+      // Inside the try: a `then` getter may throw too.
+      thenable =
+        result !== null &&
+        (typeof result === 'object' || typeof result === 'function') &&
+        typeof (result as PromiseLike<unknown>).then === 'function';
+    } catch (error) {
+      this.#finish(call, undefined, error, true);
+      return;
+    }
+    // A synchronous result is answered at once, without a detour through the microtask queue.
+    if (!thenable) {
+      this.#finish(call, result, undefined, false);
+      return;
+    }
+    // Adopt through a real promise: a foreign thenable's `then` may throw or call back twice, which
+    // would otherwise leave the call running forever (blocking a graceful stop) or finish it twice.
+    Promise.resolve(result).then(
+      (value) => this.#finish(call, value, undefined, false),
+      (error: unknown) => this.#finish(call, undefined, error, true),
+    );
+  }
+
+  /** The one cleanup of a call (timer, running entry), then its last response, then the next call. */
+  #finish(call: RpcServerCall<Request>, value: unknown, error: unknown, failed: boolean): void {
+    if (call.ended) return;
+    const protocol = this.#protocol;
+    call.end();
+    this.#running.delete(call.id);
+    const reason = call.abortReason;
+    let body: string;
+    let result = false;
+    if (reason) {
+      if (reason.code === 'timeout') this.#stats.expired++;
+      else this.#stats.cancelled++;
+      body = protocol.encodeError(call.id, reason, true);
+    } else if (failed) {
+      this.#stats.failed++;
+      body = protocol.encodeError(call.id, error, false);
+    } else {
+      try {
+        body = protocol.encodeResult(value, call);
+        this.#stats.completed++;
+        result = true;
+      } catch (encodeError) {
+        this.#stats.failed++;
+        body = protocol.encodeError(call.id, encodeError, false);
+      }
+    }
+    this.#publish(call.id, body, echoPropertiesOf(call.id, call.properties), result);
+    this.#next();
+  }
+
+  #next(): void {
+    // A synchronous call finishes inside #run and calls #next again: the outer loop keeps draining.
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#running.size < this.#concurrency && this.#queueHead < this.#queue.length) {
+        const call = this.#queue[this.#queueHead];
+        this.#queue[this.#queueHead++] = undefined;
+        // Skip calls answered while queued (cancelled, or dropped by a stop).
+        if (!call || this.#queuedById.get(call.id) !== call) continue;
+        this.#queuedById.delete(call.id);
+        // It may have waited past its deadline: answer that instead of doing the work.
+        if (call.deadline !== undefined && call.deadline <= this.now()) {
+          call.abort(
+            new ToolbusError('timeout', `${this.#protocol.label(call.id)} passed its deadline while queued`),
+          );
+        }
+        this.#run(call);
+      }
+    } finally {
+      this.#draining = false;
+    }
+    if (this.#queueHead === this.#queue.length) {
+      this.#queue.length = 0;
+      this.#queueHead = 0;
+    }
+    if (this.#onIdle && this.#running.size === 0 && this.#queuedById.size === 0) {
+      const resolve = this.#onIdle;
+      this.#onIdle = undefined;
+      resolve();
+    }
+  }
+
+  /** Answers a request the server itself refuses (never run). */
+  #refuse(id: string, properties: BusProperties, reason: ToolbusError): void {
+    this.#publish(id, this.#protocol.encodeError(id, reason, true), echoPropertiesOf(id, properties), false);
+  }
+
+  /**
+   * Publishes a last response. A result the bus refuses as too large (NATS max_payload) is answered with
+   * a short error instead, so the caller learns why at once rather than at its timeout.
+   */
+  #publish(id: string, body: string, properties: BusProperties, result: boolean): void {
+    this.#bus.publish(this.#responseQueue, body, properties).catch((error: unknown) => {
+      this.#protocol.report?.({ type: 'publish-error', id, error });
+      if (result && isToolbusError(error) && error.code === 'too-large') {
+        const failure = new ToolbusError(
+          'too-large',
+          `${this.#protocol.name}: the result could not be sent: ${error.message}`,
+          { cause: error },
+        );
+        this.#publish(id, this.#protocol.encodeError(id, failure, false), properties, false);
+      }
+    });
+  }
+}
+
+/** Resolves true once `work` settles, or false as soon as `signal` aborts (if it does first). */
+function settledUnlessAborted(work: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    const onAbort = (): void => resolve(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void settled.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    });
+  });
+}
