@@ -10,14 +10,10 @@
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import {
-  AgentId,
   AssistantMessage,
   FunctionExecutionResult,
   FunctionExecutionResultMessage,
   FunctionTool,
-  RoutedAgent,
-  ScriptedChatCompletionClient,
-  SingleThreadedAgentRuntime,
   SystemMessage,
   UserMessage,
 } from '../src/index.js';
@@ -26,10 +22,12 @@ import type {
   ChatCompletionClient,
   FunctionCall,
   LLMMessage,
-  MessageContext,
   Tool,
   ToolSchema,
 } from '../src/index.js';
+import { AgentId, RoutedAgent, SingleThreadedAgentRuntime } from '../src/runtime/index.js';
+import type { MessageContext } from '../src/runtime/index.js';
+import { ScriptedChatCompletionClient } from '../src/testing/index.js';
 
 // Returns a random stock price, for demonstration.
 async function getStockPrice(_args: { ticker: string; date: string }): Promise<number> {

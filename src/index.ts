@@ -1,212 +1,57 @@
 /**
- * @module toolbus: the root entry. Loads no heavy client; those live behind `toolbus/nats`,
- * `toolbus/sqlite`, `toolbus/mcp`, `toolbus/openai` and `toolbus/langchain`.
+ * @module toolbus: pluggable agent tools. The root holds what a user writes and wires: tools and tool
+ * sets, the bus and config contracts with their in-memory implementations, tool services (server and
+ * client), the registry, the model contract and the agents. Everything else has its own entry:
  *
- * Explicit named exports only: anything not listed here is private.
+ * - `toolbus/wire`: the TrustGraph wire codecs, descriptors and announcements, for foreign peers;
+ * - `toolbus/gateway`: the HTTP gateway (`createGateway`);
+ * - `toolbus/runtime`: the AutoGen-style agent runtime (`SingleThreadedAgentRuntime`, `RoutedAgent`);
+ * - `toolbus/testing`: the scripted model client;
+ * - the leaves `toolbus/nats`, `toolbus/sqlite`, `toolbus/mcp`, `toolbus/openai`, `toolbus/langchain`.
  */
 
-// --- schema ---
-export {
-  toParametersSchema,
-  compileSchema,
-  createValidator,
-  createNullNormalizer,
-  isZodSchema,
-  isStandardJsonSchema,
-  SchemaKind,
-  SchemaProfile,
-  findJsonError,
-} from './schema/index.js';
-export type {
-  JsonErrorPosition,
-  JsonValue,
-  JsonObject,
-  JsonSchema,
-  ObjectJsonSchema,
-  ParametersSource,
-  ZodSchema,
-  StandardJsonSchema,
-  RawJsonSchema,
-  Validator,
-  ValidationIssue,
-  ValidationResult,
-  CreateValidatorOptions,
-  NullNormalizer,
-} from './schema/index.js';
+// --- errors ---
+export { ToolbusError, ToolbusErrorCode, isToolbusError } from './errors/index.js';
 
 // --- tools ---
-export {
-  ToolbusError,
-  ToolError,
-  ToolErrorCode,
-  ToolbusErrorCode,
-  isToolbusError,
-  CancellationToken,
-  TOOL_NAME_PATTERN,
-  validateToolName,
-  encodeToolName,
-  decodeToolName,
-  ToolNameMap,
-  BaseTool,
-  valueAsString,
-  FunctionTool,
-  ToolSet,
-  LiveToolSet,
-  DEFAULT_TOOL_TIMEOUT_MS,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  DEFAULT_TOOL_CONCURRENCY,
-} from './tools/index.js';
+export { ToolError, BaseTool, FunctionTool, ToolSet, LiveToolSet, CancellationToken } from './tools/index.js';
 export type {
   Tool,
   ToolSchema,
-  ToolAnnotations,
-  ToolCallContext,
-  RunJsonOptions,
   ToolResult,
+  ToolCallContext,
   ToolCallOptions,
   ToolProvider,
-  BaseToolOptions,
-  SignalLike,
   FunctionToolOptions,
-  ToolFunction,
-  InferToolArgs,
   ToolSetOptions,
-  ToolSetHooks,
-  ToolCallEvent,
-  ToolResultEvent,
-  HookList,
 } from './tools/index.js';
+export { HttpTool } from './adapters/http/index.js';
+export type { HttpToolOptions } from './adapters/http/index.js';
+export type { JsonValue, JsonObject } from './schema/index.js';
 
-// --- bus ---
-export { parseTopic, canonicalTopic, topicParts, defaultServiceQueues, MemoryBus } from './bus/index.js';
-export type {
-  MessageBus,
-  BusMessage,
-  BusHandler,
-  BusProperties,
-  BusSubscription,
-  BusHooks,
-  PublishOptions,
-  SubscribeOptions,
-  TopicName,
-  MemoryBusOptions,
-} from './bus/index.js';
+// --- bus and config ---
+export { MemoryBus } from './bus/index.js';
+export type { MessageBus, BusMessage } from './bus/index.js';
+export { MemoryConfigStore } from './config/index.js';
+export type { ConfigStore, ConfigItem } from './config/index.js';
 
-// --- services ---
-export {
-  DynamicToolService,
-  ToolServiceClient,
-  ToolServiceClientCache,
-  ToolServiceTool,
-  RemoteToolError,
-  createToolServiceTool,
-  argumentsToJsonSchema,
-  parseToolServiceDescriptor,
-  parseToolServiceToolDescriptor,
-  formatToolServiceDescriptor,
-  formatToolServiceToolDescriptor,
-  ToolArgumentType,
-  TOOL_DESCRIPTOR_KEYS,
-  WireProperty,
-  WireErrorType,
-  encodeRequest,
-  decodeRequest,
-  decodeEnvelopeObject,
-  encodeResponse,
-  decodeResponse,
-  toWireError,
-  fromWireError,
-  cancelTopicOf,
-  serviceGroupOf,
-  DEFAULT_TOOL_SERVICE_TIMEOUT_MS,
-  DEFAULT_TOOL_SERVICE_CONCURRENCY,
-  DEFAULT_TOOL_SERVICE_MAX_QUEUED,
-  DEFAULT_TOOL_SERVICE_TOPIC,
-  DEFAULT_MAX_BUFFERED_CHUNKS,
-} from './services/index.js';
+// --- tool services ---
+export { DynamicToolService, ToolServiceClient, RemoteToolError } from './services/index.js';
 export type {
-  ToolServiceRequest,
-  ToolServiceResponse,
-  WireError,
-  Hook,
   DynamicToolServiceOptions,
-  DynamicToolServiceHooks,
-  DynamicToolServiceStats,
-  ToolServiceInvoke,
   ToolServiceInvokeContext,
-  MalformedMessageContext,
-  CallErrorContext,
   ToolServiceClientOptions,
-  ToolServiceCallOptions,
-  ToolServiceClientStats,
-  ToolServiceClientHooks,
-  DroppedResponseContext,
-  DroppedResponseReason,
-  ToolServiceClientCacheOptions,
-  RemoteToolErrorOptions,
-  ToolServiceDescriptor,
-  ToolServiceConfigParam,
-  ToolServiceToolDescriptor,
-  ToolServiceToolArgument,
-  CreateToolServiceToolOptions,
-  ToolServiceToolResult,
-  ToolServiceToolOptions,
 } from './services/index.js';
-
-// --- config ---
-export {
-  MemoryConfigStore,
-  parseJsonValue,
-  toJsonValue,
-  assertConfigName,
-  CONFIG_NAME_PATTERN,
-  DEFAULT_WATCH_BUFFER,
-} from './config/index.js';
-export type {
-  ConfigStore,
-  ConfigItem,
-  ConfigChange,
-  ConfigWriteOptions,
-  ConfigWatchOptions,
-  ParseJsonValueOptions,
-} from './config/index.js';
 
 // --- registry ---
-export {
-  ToolRegistry,
-  DEFAULT_REGISTRY_BUILD_TIMEOUT_MS,
-  DEFAULT_REGISTRY_DEBOUNCE_MS,
-  DEFAULT_REGISTRY_RETRY_MS,
-  ProblemSeverity,
-  TOOL_TYPE_PROVIDERS,
-  textCompletionToolType,
-  promptToolType,
-  renderTemplate,
-} from './registry/index.js';
+export { ToolRegistry } from './registry/index.js';
 export type {
   ToolRegistryOptions,
-  RegistryChange,
   RegistryProblem,
   ToolTypeFactory,
   ToolTypeContext,
+  ConfigAllowlist,
 } from './registry/index.js';
-// Self-announcing services (src/services/announcements.ts), which the registry consumes.
-export {
-  startAnnouncer,
-  startServiceAnnouncer,
-  requestAnnouncements,
-  decodeAnnouncement,
-  TOOL_DESCRIPTORS_TOPIC,
-  DEFAULT_ANNOUNCE_TTL_MS,
-  DEFAULT_ANNOUNCE_HEARTBEAT_MS,
-  AnnouncementKind,
-} from './services/index.js';
-export type {
-  Announcement,
-  Announcer,
-  AnnouncerOptions,
-  DynamicToolServiceAnnounceOptions,
-} from './services/index.js';
 
 // --- models ---
 export {
@@ -215,134 +60,23 @@ export {
   AssistantMessage,
   FunctionExecutionResult,
   FunctionExecutionResultMessage,
-  FinishReason,
-  isFunctionCalls,
   ModelError,
-  addUsage,
-  emptyUsage,
-  ScriptedChatCompletionClient,
-  DEFAULT_SCRIPTED_MODEL_INFO,
-  SaptivaModel,
-  SAPTIVA_MODEL_INFO,
-  SAPTIVA_BASE_URL,
-  SAPTIVA_API_KEY_ENV,
-  DEFAULT_SAPTIVA_MODEL,
-  saptivaModelInfo,
 } from './models/index.js';
 export type {
-  FunctionCall,
-  LLMMessage,
   ChatCompletionClient,
   CreateResult,
   CreateOptions,
-  ModelInfo,
-  RequestUsage,
-  ToolChoice,
-  ModelErrorOptions,
-  ScriptedCall,
-  ScriptedChatCompletionClientOptions,
-  ScriptedReply,
-  ScriptedResult,
-  ScriptedStep,
-  ScriptedStepContext,
-  ScriptedStepFunction,
+  LLMMessage,
+  FunctionCall,
 } from './models/index.js';
 
 // --- agents ---
-export {
-  AgentId,
-  TopicId,
-  RoutedAgent,
-  HandlerKind,
-  SingleThreadedAgentRuntime,
-  TypeSubscription,
-  AgentEventType,
-  AgentFinishReason,
-  askAgent,
-  ToolUseAgent,
-  DEFAULT_SYSTEM_MESSAGE,
-  DEFAULT_MAX_ITERATIONS,
-  DEFAULT_PARALLEL_TOOL_CALLS,
-  ReActAgent,
-  parseReActResponse,
-  StreamingReActParser,
-  REACT_FORMAT,
-  AgentService,
-  DEFAULT_AGENT_REQUEST_QUEUE,
-  DEFAULT_AGENT_RESPONSE_QUEUE,
-  DEFAULT_AGENT_SERVICE_CONCURRENCY,
-  DEFAULT_AGENT_SERVICE_MAX_QUEUED,
-  AgentClient,
-  DEFAULT_AGENT_TIMEOUT_MS,
-  DEFAULT_MAX_BUFFERED_EVENTS,
-  AgentMessageType,
-  AgentWireErrorType,
-  encodeAgentRequest,
-  decodeAgentRequest,
-  encodeAgentResponse,
-  decodeAgentResponse,
-  toAgentWireError,
-  fromAgentWireError,
-} from './agents/index.js';
+export { ToolUseAgent, ReActAgent, AgentService, AgentClient } from './agents/index.js';
 export type {
-  AgentType,
-  Agent,
-  AgentFactory,
-  AgentRuntime,
-  MessageContext,
-  PublishMessageOptions,
-  SendMessageOptions,
-  Subscription,
-  MessageClass,
-  MessageHandler,
-  MessageHandlerOptions,
-  SingleThreadedAgentRuntimeOptions,
-  RuntimeHooks,
-  RuntimeStartOptions,
-  HandlerErrorContext,
-  AgentEvent,
-  AgentHistoryItem,
-  AgentRunOptions,
-  RunnableAgent,
   ToolUseAgentOptions,
   ReActAgentOptions,
-  ReActStep,
-  ReActAction,
-  ReActFinal,
-  ReActParseFailure,
-  ReActChunk,
+  AgentEvent,
+  AgentRunOptions,
   AgentServiceOptions,
-  AgentServiceHooks,
-  AgentServiceProblem,
   AgentClientOptions,
-  AgentAskOptions,
-  AgentStreamEvent,
-  AgentRequest,
-  AgentResponse,
-  AgentWireError,
 } from './agents/index.js';
-
-// --- adapters (dependency-free ones: http) ---
-export {
-  HttpTool,
-  HttpMethod,
-  HttpReturnType,
-  HttpStatusError,
-  DEFAULT_HTTP_TIMEOUT_MS,
-  DEFAULT_HTTP_MAX_RESPONSE_BYTES,
-  DEFAULT_HTTP_MAX_REDIRECTS,
-  httpToolFromConfig,
-  httpToolOptionsFromConfig,
-  httpToolType,
-} from './adapters/http/index.js';
-export type {
-  HttpToolOptions,
-  HttpToolParameters,
-  HttpToolConfig,
-  HttpToolFromConfigOptions,
-  HttpToolTypeOptions,
-  HttpToolTypeFactory,
-  HttpHeaderValue,
-  EnvHeaderValue,
-  HeaderEnvironment,
-} from './adapters/http/index.js';

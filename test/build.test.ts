@@ -72,7 +72,11 @@ test('the build emits JS and .d.ts for every export, and a consumer type-checks 
   await writeFile(
     join(dir, 'consumer.ts'),
     `import { FunctionTool, ToolSet, MemoryBus, DynamicToolService, ToolServiceClient, ToolRegistry, MemoryConfigStore,
-  ToolUseAgent, ScriptedChatCompletionClient, HttpTool, type ToolResult } from 'toolbus';
+  ToolUseAgent, HttpTool, type ToolResult } from 'toolbus';
+import { ScriptedChatCompletionClient } from 'toolbus/testing';
+import { createGateway } from 'toolbus/gateway';
+import { encodeRequest, type ToolServiceResponse } from 'toolbus/wire';
+import { SingleThreadedAgentRuntime, RoutedAgent } from 'toolbus/runtime';
 import { NatsBus, NatsKvConfigStore } from 'toolbus/nats';
 import { SqliteConfigStore } from 'toolbus/sqlite';
 import { mcpServerTools, createMcpServer } from 'toolbus/mcp';
@@ -83,8 +87,9 @@ import { z } from 'zod';
 const tool = new FunctionTool(async ({ a }) => a * 2, {
   name: 'double', description: 'Doubles a number.', parameters: z.object({ a: z.number() }) });
 const result: Promise<ToolResult> = new ToolSet([tool]).call('double', { a: 2 });
-void [result, MemoryBus, DynamicToolService, ToolServiceClient, ToolRegistry, MemoryConfigStore, ToolUseAgent,
-  ScriptedChatCompletionClient, HttpTool, NatsBus, NatsKvConfigStore, SqliteConfigStore, mcpServerTools,
+const response: ToolServiceResponse = { error: null, response: 'ok', end_of_stream: true };
+void [result, response, MemoryBus, DynamicToolService, ToolServiceClient, ToolRegistry, MemoryConfigStore, ToolUseAgent,
+  ScriptedChatCompletionClient, createGateway, encodeRequest, SingleThreadedAgentRuntime, RoutedAgent, HttpTool, NatsBus, NatsKvConfigStore, SqliteConfigStore, mcpServerTools,
   createMcpServer, OpenAIChatCompletionClient, saptivaClient, LangChainToolAdapter, toLangChainTool];
 `,
   );

@@ -119,3 +119,68 @@ describe('import "toolbus" loads no heavy client', () => {
     );
   });
 });
+
+/** The public entries of package.json `exports`, each with the source file it is built from. */
+function publicEntries(): { key: string; source: string }[] {
+  const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | { types: string; default: string }>;
+  };
+  return Object.entries(pkg.exports)
+    .filter(([key]) => key !== './package.json')
+    .map(([key, target]) => {
+      const built = typeof target === 'string' ? target : target.default;
+      return { key, source: join('src', built.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')) };
+    });
+}
+
+/** Every name an entry file exports (values and types), read from its `export { … }` lists. */
+function exportedNames(source: string): string[] {
+  const text = readFileSync(join(repo, source), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+  assert.doesNotMatch(text, /export \*/, `${source}: entries list their names (no export *)`);
+  const names: string[] = [];
+  for (const m of text.matchAll(/export (?:type )?\{([^}]*)\}/g)) {
+    for (const part of m[1]!.split(',')) {
+      const name = part
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop();
+      if (name) names.push(name);
+    }
+  }
+  return names;
+}
+
+describe('the public surface', () => {
+  test('the root has at most 60 names, values and types together', () => {
+    const names = exportedNames('src/index.ts');
+    assert.ok(names.length <= 60, `the root exports ${names.length} names:\n${names.join(', ')}`);
+    assert.ok(
+      names.includes('FunctionTool') && names.includes('ToolRegistry'),
+      'the authoring names are there',
+    );
+  });
+
+  test('no name is exported by two public entries', () => {
+    const owners = new Map<string, string[]>();
+    for (const { key, source } of publicEntries()) {
+      for (const name of exportedNames(source)) owners.set(name, [...(owners.get(name) ?? []), key]);
+    }
+    const twice = [...owners]
+      .filter(([, keys]) => keys.length > 1)
+      .map(([n, keys]) => `${n}: ${keys.join(', ')}`);
+    assert.deepEqual(twice, []);
+  });
+
+  test('toolbus/wire, /gateway, /runtime and /testing load no heavy client either', async () => {
+    for (const source of [
+      'src/wire/index.ts',
+      'src/gateway/index.ts',
+      'src/runtime/index.ts',
+      'src/testing/index.ts',
+    ]) {
+      const heavy = (await resolvedBy(source)).filter((u) => HEAVY.test(u));
+      assert.deepEqual(heavy, [], `${source} loaded heavy packages:\n${heavy.join('\n')}`);
+    }
+  });
+});

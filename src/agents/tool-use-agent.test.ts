@@ -375,11 +375,11 @@ describe('ToolUseAgent', () => {
   test('refuses a non-positive maxIterations or parallelToolCalls', () => {
     const model = new ScriptedChatCompletionClient([]);
     assert.throws(() => new ToolUseAgent({ model, tools: [], maxIterations: 0 }), {
-      code: 'invalid-arguments',
-      message: /'maxIterations' must be a positive integer, got 0/,
+      code: 'usage',
+      message: /ToolUseAgent: option 'maxIterations' must be a positive integer, got 0/,
     });
     assert.throws(() => new ToolUseAgent({ model, tools: [], parallelToolCalls: 1.5 }), {
-      code: 'invalid-arguments',
+      code: 'usage',
     });
   });
 });

@@ -2,7 +2,7 @@
  * @module Loads a leaf (a subpath with a heavy optional peer) and, when the peer is not installed, fails
  * with the install command instead of Node's bare "Cannot find package".
  */
-import { ToolbusError } from '../tools/index.js';
+import { ToolbusError } from '../errors/index.js';
 
 /** The peers each leaf needs, for the install hint. */
 export const LEAF_PEERS = {

@@ -22,8 +22,6 @@ export type {
 export { ModelError } from './model-error.js';
 export type { ModelErrorOptions } from './model-error.js';
 export { addUsage, emptyUsage } from './usage.js';
-// Re-exported while the layers above move their imports to ../errors/ (issue 15).
-export { abortError, raceSignal } from '../errors/index.js';
 export { ScriptedChatCompletionClient, DEFAULT_SCRIPTED_MODEL_INFO } from './scripted-client.js';
 export type {
   ScriptedCall,

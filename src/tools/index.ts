@@ -1,8 +1,6 @@
 /**
  * @module tools: the Tool contract, FunctionTool, ToolSet and the error contract.
  */
-// Re-exported while the layers above move their imports to ../errors/ (issue 15).
-export { ToolbusError, ToolErrorCode, ToolbusErrorCode, isToolbusError } from '../errors/index.js';
 export { ToolError, asToolError, toolAbortError } from './errors.js';
 export { CancellationToken } from './cancellation-token.js';
 export type {

@@ -12,13 +12,14 @@ import {
   DynamicToolService,
   FunctionExecutionResultMessage,
   ReActAgent,
-  ScriptedChatCompletionClient,
   ToolUseAgent,
   ToolbusError,
   UserMessage,
-  createToolServiceTool,
 } from '../../src/index.js';
-import type { LLMMessage, MessageBus, RunnableAgent } from '../../src/index.js';
+import { ScriptedChatCompletionClient } from '../../src/models/index.js';
+import { createToolServiceTool } from '../../src/services/index.js';
+import type { LLMMessage, MessageBus } from '../../src/index.js';
+import type { RunnableAgent } from '../../src/agents/index.js';
 import { createJokeService } from '../../examples/joke-service/service.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 

@@ -11,15 +11,15 @@ import {
   MemoryBus,
   ModelError,
   ReActAgent,
-  ScriptedChatCompletionClient,
   ToolSet,
   ToolUseAgent,
   ToolbusError,
   UserMessage,
-  WireProperty,
-  createToolServiceTool,
 } from '../../src/index.js';
-import type { AgentStreamEvent, LLMMessage, MessageBus, RunnableAgent, Tool } from '../../src/index.js';
+import { ScriptedChatCompletionClient } from '../../src/models/index.js';
+import { WireProperty, createToolServiceTool } from '../../src/services/index.js';
+import type { LLMMessage, MessageBus, Tool } from '../../src/index.js';
+import type { AgentStreamEvent, RunnableAgent } from '../../src/agents/index.js';
 import { createJokeService } from '../../examples/joke-service/service.js';
 
 const readJson = (name: string): unknown =>

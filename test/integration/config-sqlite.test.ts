@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
-import { ToolbusError } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 import { SqliteConfigStore, defaultConfigPath } from '../../src/config/sqlite/index.js';
 import { runConfigStoreConformance, takeChanges } from '../support/config-store-conformance.js';
 

@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { HttpStatusError, HttpTool, httpToolType } from '../../src/adapters/http/index.js';
 import type { HttpToolOptions } from '../../src/adapters/http/index.js';
-import { ToolError, ToolbusError } from '../../src/tools/index.js';
+import { ToolError } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 import type { JsonObject } from '../../src/schema/index.js';
 
 interface Seen {

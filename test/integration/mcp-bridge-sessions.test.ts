@@ -15,7 +15,8 @@ import {
   type McpHttpHandlerOptions,
   type McpHttpRequest,
 } from '../../src/adapters/mcp/index.js';
-import { FunctionTool, LiveToolSet, ToolbusError } from '../../src/tools/index.js';
+import { FunctionTool, LiveToolSet } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 
 const PROTOCOL = '2025-06-18';
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -194,7 +195,7 @@ describe('createMcpHttpHandler session caps', { timeout: 20_000 }, () => {
         () => createMcpHttpHandler(tools, options),
         (error: unknown) =>
           error instanceof ToolbusError &&
-          error.code === 'invalid-config' &&
+          error.code === 'usage' &&
           error.message.includes(`option '${name}' must be a positive`),
       );
     }

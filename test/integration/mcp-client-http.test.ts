@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { McpSession, mcpServerTools } from '../../src/adapters/mcp/index.js';
-import { ToolbusError } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 import { EVERYTHING_SERVER, ROOT, startHttpFixture, waitFor } from '../fixtures/mcp-spawn.js';
 
 describe('mcpServerTools over Streamable HTTP', { timeout: 60_000 }, () => {

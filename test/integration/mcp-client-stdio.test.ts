@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { McpSession, mcpServerTools, type McpServerTools } from '../../src/adapters/mcp/index.js';
 import { ToolUseAgent } from '../../src/agents/index.js';
 import { ScriptedChatCompletionClient } from '../../src/models/index.js';
-import { ToolbusError } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 import { ROOT, isAlive, stdioFixtureParams, waitFor } from '../fixtures/mcp-spawn.js';
 
 describe('mcpServerTools over stdio (fixture server)', { timeout: 60_000 }, () => {

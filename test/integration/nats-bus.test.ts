@@ -5,7 +5,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { NatsBus, type NatsBusStatus } from '../../src/bus/nats/index.js';
-import { ToolbusError } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 import type { BusMessage } from '../../src/bus/index.js';
 import { findNatsServer, startNatsServer, type NatsServer } from '../support/nats-server.js';
 

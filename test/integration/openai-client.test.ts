@@ -5,7 +5,8 @@ import { describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { FunctionTool, ToolbusError } from '../../src/tools/index.js';
+import { FunctionTool } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 import type { ToolSchema } from '../../src/tools/index.js';
 import {
   AssistantMessage,

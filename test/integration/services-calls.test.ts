@@ -12,7 +12,8 @@ import {
   type DynamicToolServiceOptions,
   type ToolServiceInvokeContext,
 } from '../../src/services/index.js';
-import { ToolError, ToolbusError } from '../../src/tools/index.js';
+import { ToolError } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 import { foreignCall } from '../support/foreign-peer.js';
 
 const queues = { requestQueue: 'request:tg:calls', responseQueue: 'response:tg:calls' };

@@ -6,7 +6,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { NatsBus } from '../../src/bus/nats/index.js';
 import { DynamicToolService, ToolServiceClient } from '../../src/services/index.js';
-import { ToolError, ToolbusError } from '../../src/tools/index.js';
+import { ToolError } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 
 const queues = { requestQueue: 'request:tg:natscalls', responseQueue: 'response:tg:natscalls' };

@@ -12,7 +12,8 @@ import {
   createToolServiceTool,
   parseToolServiceDescriptor,
 } from '../../src/services/index.js';
-import { ToolError, ToolSet, ToolbusError } from '../../src/tools/index.js';
+import { ToolError, ToolSet } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 import { createJokeService } from '../../examples/joke-service/service.js';
 import streamingJokeService from '../../examples/joke-service/streaming-service.js';
 import jokeService from '../../examples/joke-service/service.js';

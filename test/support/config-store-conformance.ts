@@ -10,7 +10,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ConfigChange, ConfigStore } from '../../src/config/index.js';
-import { ToolbusError } from '../../src/tools/index.js';
+import { ToolbusError } from '../../src/errors/index.js';
 
 /** Options of {@link runConfigStoreConformance}. */
 export interface ConformanceOptions {

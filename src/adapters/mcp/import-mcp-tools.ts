@@ -5,7 +5,8 @@
 import type { ConfigStore } from '../../config/index.js';
 import { assertConfigAllowed, configAllowlistFromEnv, type ConfigAllowlist } from '../../registry/index.js';
 import type { JsonObject, JsonValue } from '../../schema/index.js';
-import { ToolbusError, encodeToolName, isToolbusError } from '../../tools/index.js';
+import { encodeToolName } from '../../tools/index.js';
+import { isToolbusError, ToolbusError } from '../../errors/index.js';
 import { parseMcpConfig } from './mcp-config.js';
 import { McpSession, type McpSessionOptions, type McpToolDefinition } from './mcp-session.js';
 import { inputSchemaOf } from './mcp-tool.js';

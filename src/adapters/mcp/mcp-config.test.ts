@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ToolbusError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import { schemaToArguments } from './import-mcp-tools.js';
 import { parseMcpConfig } from './mcp-config.js';
 import { callToolResultToValue, describeContentBlock } from './mcp-result.js';

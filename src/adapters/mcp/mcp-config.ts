@@ -5,7 +5,7 @@
  * `transport: "sse"` and timeouts.
  */
 import type { JsonObject, JsonValue } from '../../schema/index.js';
-import { ToolbusError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import type { McpServerParams } from './server-params.js';
 
 /** A parsed `mcp/<id>` item. */

@@ -6,7 +6,6 @@ import {
   LiveToolSet,
   MAX_TOOL_NAME_LENGTH,
   ToolNameMap,
-  isToolbusError,
   type Tool,
   type ToolCallOptions,
   type ToolProvider,
@@ -14,6 +13,7 @@ import {
   type ToolSet,
   type ToolSetOptions,
 } from '../../tools/index.js';
+import { isToolbusError } from '../../errors/index.js';
 import { McpSession, type McpSessionOptions, type McpToolDefinition } from './mcp-session.js';
 import { McpTool } from './mcp-tool.js';
 import type { McpServerParams } from './server-params.js';

@@ -14,7 +14,8 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { ToolError, ToolbusError, onAbort } from '../../tools/index.js';
+import { ToolError, onAbort } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import {
   MAX_MCP_TIMEOUT_MS,
   resolveMcpServerParams,

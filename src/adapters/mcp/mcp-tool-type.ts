@@ -5,7 +5,7 @@
  */
 import type { JsonObject, JsonValue, ObjectJsonSchema } from '../../schema/index.js';
 import { argumentsToJsonSchema, parseToolServiceToolDescriptor } from '../../services/index.js';
-import { ToolbusError, isToolbusError } from '../../tools/index.js';
+import { isToolbusError, ToolbusError } from '../../errors/index.js';
 import { parseMcpConfig } from './mcp-config.js';
 import { McpSession, type McpSessionOptions } from './mcp-session.js';
 import { McpTool } from './mcp-tool.js';

@@ -3,7 +3,8 @@
  * timeouts that apply to its calls.
  */
 import { basename } from 'node:path';
-import { MAX_TIMER_MS, ToolbusError } from '../../tools/index.js';
+import { MAX_TIMER_MS } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 
 /** Default per-request timeout of MCP calls: 60 s, the same as the SDK's, and never a hidden lower one. */
 export const DEFAULT_MCP_TIMEOUT_MS = 60_000;

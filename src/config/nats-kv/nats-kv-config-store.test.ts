@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KV } from '@nats-io/kv';
-import { ToolbusError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import { NatsKvConfigStore } from './nats-kv-config-store.js';
 
 const invalidMaxWatchBuffer = (error: unknown) =>

@@ -15,7 +15,7 @@
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import { Kvm, KvWatchInclude, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { JsonValue } from '../../schema/index.js';
-import { ToolbusError, isToolbusError } from '../../tools/index.js';
+import { isToolbusError, ToolbusError } from '../../errors/index.js';
 import {
   ChangeQueue,
   DEFAULT_WATCH_BUFFER,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ToolbusError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import { SqliteConfigStore } from './sqlite-config-store.js';
 
 test('SqliteConfigStore refuses a bad busyTimeoutMs as invalid-config, not as a file that failed to open', async (t) => {

@@ -6,7 +6,8 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { JsonValue } from '../../schema/index.js';
-import { MAX_TIMER_MS, ToolbusError } from '../../tools/index.js';
+import { MAX_TIMER_MS } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import {
   ChangeQueue,
   assertConfigName,

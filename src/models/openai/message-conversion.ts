@@ -6,7 +6,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
-import { ToolbusError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import type { LLMMessage } from '../index.js';
 
 /** Options of {@link toOpenAIMessages}. */

@@ -12,9 +12,11 @@ import type {
 } from 'openai/resources/chat/completions';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { compileSchema } from '../../schema/index.js';
-import { MAX_TIMER_MS, ToolbusError, decodeToolName, encodeToolName, onAbort } from '../../tools/index.js';
+import { MAX_TIMER_MS, decodeToolName, encodeToolName, onAbort } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import type { Tool, ToolSchema } from '../../tools/index.js';
-import { ModelError, abortError, addUsage, emptyUsage } from '../index.js';
+import { ModelError, addUsage, emptyUsage } from '../index.js';
+import { abortError } from '../../errors/index.js';
 import type {
   ChatCompletionClient,
   CreateOptions,

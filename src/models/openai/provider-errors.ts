@@ -2,7 +2,7 @@
  * @module Mapping the `openai` SDK's errors to toolbus errors, and deciding which are worth a retry.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { ToolbusError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import { ModelError } from '../index.js';
 
 /** What the mapping needs to know about the request that failed. */

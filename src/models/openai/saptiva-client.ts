@@ -1,7 +1,7 @@
 /**
  * @module `saptivaClient`: the OpenAI-compatible client preset for the Saptiva API.
  */
-import { ToolbusError } from '../../tools/index.js';
+import { ToolbusError } from '../../errors/index.js';
 import type { ModelInfo } from '../index.js';
 import {
   DEFAULT_SAPTIVA_MODEL,
