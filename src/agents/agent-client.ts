@@ -5,7 +5,7 @@
 import type { BusMessage, MessageBus } from '../bus/index.js';
 import { canonicalTopic } from '../bus/index.js';
 import { RpcClient, StreamCall, checkQueuePair, type RpcClientProtocol } from '../services/index.js';
-import { ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
+import { ToolbusError, numberOption, type ToolbusErrorCode } from '../errors/index.js';
 import type { AgentHistoryItem } from './agent.js';
 import { DEFAULT_AGENT_REQUEST_QUEUE, DEFAULT_AGENT_RESPONSE_QUEUE } from './agent-service.js';
 import { decodeAgentResponse, encodeAgentRequest, fromAgentWireError } from './wire.js';
@@ -134,7 +134,7 @@ export class AgentClient {
     this.#requestQueue = options.requestQueue ?? DEFAULT_AGENT_REQUEST_QUEUE;
     const responseQueue = options.responseQueue ?? DEFAULT_AGENT_RESPONSE_QUEUE;
     checkQueuePair(this.#requestQueue, responseQueue, 'AgentClient');
-    this.#timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS, 'AgentClient');
+    this.#timeoutMs = checkTimeout(options.timeoutMs, DEFAULT_AGENT_TIMEOUT_MS, 'AgentClient');
     this.#maxBuffered = options.maxBufferedEvents ?? DEFAULT_MAX_BUFFERED_EVENTS;
     const protocol = new AgentClientProtocol(this.#requestQueue);
     this.#name = protocol.name;
@@ -206,8 +206,7 @@ export class AgentClient {
   ): AsyncGenerator<AgentStreamEvent, void, undefined> {
     // Errors arrive later, from the bus: give them the stack of the call that asked.
     const trace = new Error();
-    const timeoutMs =
-      options.timeoutMs === undefined ? this.#timeoutMs : checkTimeout(options.timeoutMs, 'AgentClient.ask');
+    const timeoutMs = checkTimeout(options.timeoutMs, this.#timeoutMs, 'AgentClient.ask');
     const call = new Question(this.#rpc, {
       name: this.#name,
       maxBuffered: this.#maxBuffered,
@@ -256,15 +255,9 @@ export class AgentClient {
   }
 }
 
-/** A timeout must be a positive number of ms (`Infinity`: none); anything else fails with a clear error. */
-function checkTimeout(value: number, who: string): number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
-    throw new ToolbusError(
-      'invalid-arguments',
-      `${who}: 'timeoutMs' must be a positive number of milliseconds (Infinity for none), got ${String(value)}`,
-    );
-  }
-  return value;
+/** A timeout must be a positive number of ms (`Infinity`: none). */
+function checkTimeout(value: number | undefined, fallback: number, who: string): number {
+  return numberOption(who, 'timeoutMs', value, fallback, { infinity: true });
 }
 
 function toEvent(response: AgentResponse): AgentStreamEvent {

@@ -10,7 +10,7 @@ const agent: RunnableAgent = { run: () => Promise.resolve('ok') };
 
 const invalidConfig = (option: string) => (error: unknown) =>
   error instanceof ToolbusError &&
-  error.code === 'invalid-config' &&
+  error.code === 'usage' &&
   error.message.includes(`'${option}'`) &&
   /integer/.test(error.message);
 

@@ -12,7 +12,7 @@ import {
   type RpcServerEvent,
   type RpcServerProtocol,
 } from '../services/index.js';
-import { ToolbusError } from '../errors/index.js';
+import { numberOption } from '../errors/index.js';
 import type { AgentEvent, RunnableAgent } from './agent.js';
 import { decodeAgentRequest, encodeAgentResponse, toAgentWireError } from './wire.js';
 import type { AgentRequest, AgentResponse } from './wire.js';
@@ -223,21 +223,24 @@ export class AgentService {
     const requestQueue = options.requestQueue ?? DEFAULT_AGENT_REQUEST_QUEUE;
     const responseQueue = options.responseQueue ?? DEFAULT_AGENT_RESPONSE_QUEUE;
     checkQueuePair(requestQueue, responseQueue, 'AgentService');
-    const concurrency = options.concurrency ?? DEFAULT_AGENT_SERVICE_CONCURRENCY;
-    const maxQueued = options.maxQueued ?? DEFAULT_AGENT_SERVICE_MAX_QUEUED;
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new ToolbusError(
-        'invalid-config',
-        `AgentService: 'concurrency' must be a positive integer, got ${String(concurrency)}`,
-      );
-    }
+    const concurrency = numberOption(
+      'AgentService',
+      'concurrency',
+      options.concurrency,
+      DEFAULT_AGENT_SERVICE_CONCURRENCY,
+      { integer: true },
+    );
     // A negative or NaN limit would answer too-many-requests to every request beyond `concurrency`.
-    if (!Number.isInteger(maxQueued) || maxQueued < 0) {
-      throw new ToolbusError(
-        'invalid-config',
-        `AgentService: 'maxQueued' must be an integer >= 0, got ${String(maxQueued)}`,
-      );
-    }
+    const maxQueued = numberOption(
+      'AgentService',
+      'maxQueued',
+      options.maxQueued,
+      DEFAULT_AGENT_SERVICE_MAX_QUEUED,
+      {
+        integer: true,
+        zero: true,
+      },
+    );
     this.#requestQueue = requestQueue;
     this.#server = new RpcServer<AgentRequest>(
       {

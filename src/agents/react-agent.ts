@@ -3,7 +3,7 @@
  * `Thought:` / `Action:` / `Args: {json}` / `Final Answer:` and reading `Observation:` back.
  */
 import { AssistantMessage, FinishReason, ModelError, SystemMessage, UserMessage } from '../models/index.js';
-import { abortError, ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
+import { abortError, numberOption, type ToolbusErrorCode } from '../errors/index.js';
 import type { ChatCompletionClient, LLMMessage } from '../models/index.js';
 
 import type { Tool, ToolProvider } from '../tools/index.js';
@@ -73,15 +73,17 @@ export class ReActAgent implements RunnableAgent {
   readonly #user: string | undefined;
   readonly #toolTimeoutMs: number | undefined;
 
-  /** @throws ToolbusError `invalid-arguments` for a non-positive `maxIterations`. */
+  /** @throws ToolbusError `usage` for a non-positive `maxIterations`. */
   constructor(options: ReActAgentOptions) {
-    const maxIterations = options.maxIterations ?? DEFAULT_MAX_ITERATIONS;
-    if (!Number.isInteger(maxIterations) || maxIterations < 1) {
-      throw new ToolbusError(
-        'invalid-arguments',
-        `ReActAgent: 'maxIterations' must be a positive integer, got ${maxIterations}`,
-      );
-    }
+    const maxIterations = numberOption(
+      'ReActAgent',
+      'maxIterations',
+      options.maxIterations,
+      DEFAULT_MAX_ITERATIONS,
+      {
+        integer: true,
+      },
+    );
     this.#model = options.model;
     this.#tools = toToolProvider(options.tools);
     this.#systemMessage = options.systemMessage ?? DEFAULT_SYSTEM_MESSAGE;

@@ -146,7 +146,9 @@ describe('SingleThreadedAgentRuntime', () => {
 
   test('published-message handler errors go to the hook, not the publisher', async (t) => {
     const errors: unknown[] = [];
-    const runtime = new SingleThreadedAgentRuntime({ hooks: { onHandlerError: (e) => errors.push(e) } });
+    const runtime = new SingleThreadedAgentRuntime({
+      hooks: { onHandlerError: ({ error }) => errors.push(error) },
+    });
     t.after(() => runtime.close());
     await runtime.register('echo', () => new Echo());
     await runtime.addSubscription(new TypeSubscription('fails', 'echo'));

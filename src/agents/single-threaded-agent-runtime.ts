@@ -3,7 +3,7 @@
  * agents, RPC (`sendMessage`) and topics (`publishMessage`).
  */
 import { randomUUID } from 'node:crypto';
-import { CancellationToken, onAbort } from '../tools/index.js';
+import { CancellationToken, notifyHooks, onAbort, type Hook } from '../tools/index.js';
 import { abortError, ToolbusError } from '../errors/index.js';
 import { AgentId } from './agent-id.js';
 import type { AgentType, TopicId } from './agent-id.js';
@@ -20,15 +20,17 @@ import { TypeSubscription } from './type-subscription.js';
 
 /** Where a published message failed, reported to {@link RuntimeHooks.onHandlerError}. */
 export interface HandlerErrorContext {
+  /** What the handler threw. */
+  error: unknown;
   message: unknown;
   recipient: AgentId;
   topic: TopicId;
 }
 
-/** Hooks the runtime calls to report what it absorbed. */
+/** Hooks the runtime calls to report what it absorbed. Each takes one function or a list. */
 export interface RuntimeHooks {
   /** A handler of a published message threw (RPC errors go to the caller instead). @default ignored */
-  onHandlerError?: (error: unknown, context: HandlerErrorContext) => void;
+  onHandlerError?: Hook<HandlerErrorContext>;
 }
 
 /** Options of {@link SingleThreadedAgentRuntime}. */
@@ -336,7 +338,7 @@ export class SingleThreadedAgentRuntime implements AgentRuntime {
           await agent.onMessage(envelope.message, this.#context(envelope, false));
         } catch (error) {
           try {
-            this.#hooks.onHandlerError?.(error, { message: envelope.message, recipient, topic });
+            notifyHooks(this.#hooks.onHandlerError, { error, message: envelope.message, recipient, topic });
           } catch {
             // A broken hook must not become an unhandled rejection that ends the process.
           }

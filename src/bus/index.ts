@@ -8,6 +8,7 @@ export type {
   BusProperties,
   BusSubscription,
   BusHooks,
+  BusHandlerErrorEvent,
   PublishOptions,
   SubscribeOptions,
 } from './message-bus.js';

@@ -74,7 +74,7 @@ describe('MemoryBus', () => {
 
   test('a throwing or rejecting handler is reported through hooks and delivery goes on', async () => {
     const errors: unknown[] = [];
-    const bus = new MemoryBus({ hooks: { onHandlerError: (e) => errors.push(e) } });
+    const bus = new MemoryBus({ hooks: { onHandlerError: ({ error }) => errors.push(error) } });
     const got: string[] = [];
     await bus.subscribe('t', (m) => {
       if (text(m) === 'boom') throw new Error('sync boom');

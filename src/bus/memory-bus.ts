@@ -2,6 +2,7 @@
  * @module `MemoryBus`: the in-process `MessageBus`, the embedded default and the test double.
  */
 import { ToolbusError } from '../errors/index.js';
+import { notifyHooks } from '../tools/index.js';
 import type {
   BusHandler,
   BusHooks,
@@ -252,7 +253,7 @@ export class MemoryBus implements MessageBus {
 
   #report(error: unknown, message: BusMessage): void {
     try {
-      this.#hooks.onHandlerError?.(error, message);
+      notifyHooks(this.#hooks.onHandlerError, { error, message });
     } catch {
       // A failing hook must not take the bus down either.
     }

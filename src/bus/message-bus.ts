@@ -3,6 +3,7 @@
  * it, once, in `services/`.
  */
 import type { ToolbusError } from '../errors/index.js';
+import type { Hook } from '../tools/index.js';
 
 /** Message properties: string keys and values (Pulsar properties, NATS headers). `id` correlates calls. */
 export type BusProperties = Readonly<Record<string, string>>;
@@ -56,10 +57,16 @@ export interface BusSubscription {
   unsubscribe(): Promise<void>;
 }
 
-/** Hooks a bus calls to report problems it absorbed instead of crashing. */
+/** What {@link BusHooks.onHandlerError} sees: the handler's error and the message it was handling. */
+export interface BusHandlerErrorEvent {
+  error: unknown;
+  message: BusMessage;
+}
+
+/** Hooks a bus calls to report problems it absorbed instead of crashing. Each takes one function or a list. */
 export interface BusHooks {
-  /** A handler threw or rejected. */
-  onHandlerError?: (error: unknown, message: BusMessage) => void;
+  /** A handler threw or rejected; delivery goes on. @default none */
+  onHandlerError?: Hook<BusHandlerErrorEvent>;
 }
 
 /**

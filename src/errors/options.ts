@@ -12,6 +12,8 @@ export interface NumberOptionRule {
   zero?: boolean;
   /** `Infinity` too (e.g. "no limit"). @default false */
   infinity?: boolean;
+  /** The smallest value taken, above 0 (e.g. room for a truncation notice). @default none */
+  min?: number;
   /** The largest value taken (e.g. the longest `setTimeout` delay). @default none */
   max?: number;
 }
@@ -35,10 +37,12 @@ export function numberOption(
     !Number.isNaN(value) &&
     (value > 0 || (rule.zero === true && value === 0)) &&
     (Number.isFinite(value) ? !rule.integer || Number.isInteger(value) : rule.infinity === true) &&
+    (rule.min === undefined || value >= rule.min) &&
     (rule.max === undefined || value <= rule.max || (rule.infinity === true && value === Infinity));
   if (ok) return value;
   const kind = `${rule.zero ? '0 or a ' : 'a '}positive ${rule.integer ? 'integer' : 'number'}`;
   const extras = [
+    ...(rule.min !== undefined ? [`at least ${rule.min}`] : []),
     ...(rule.max !== undefined ? [`at most ${rule.max}`] : []),
     ...(rule.infinity ? ['or Infinity for no limit'] : []),
   ];

@@ -1,7 +1,7 @@
 /**
  * @module `ScriptedChatCompletionClient`: a model that replays an exact script, for tests.
  */
-import { abortError, raceSignal, ToolbusError } from '../errors/index.js';
+import { abortError, raceSignal, ToolbusError, numberOption } from '../errors/index.js';
 import type { Tool, ToolSchema } from '../tools/index.js';
 import { FinishReason } from './chat-completion-client.js';
 import type {
@@ -130,13 +130,7 @@ export class ScriptedChatCompletionClient implements ChatCompletionClient {
     steps.forEach((step, i) => {
       if (typeof step !== 'function') normaliseReply(step, i + 1, 'step');
     });
-    const chunkSize = options.chunkSize ?? 4;
-    if (!Number.isInteger(chunkSize) || chunkSize < 1) {
-      throw new ToolbusError(
-        'invalid-arguments',
-        `${WHO}: option 'chunkSize' must be a positive integer, got ${String(chunkSize)}`,
-      );
-    }
+    const chunkSize = numberOption(WHO, 'chunkSize', options.chunkSize, 4, { integer: true });
     this.#steps = [...steps];
     this.#chunkSize = chunkSize;
     this.modelInfo = { ...DEFAULT_SCRIPTED_MODEL_INFO, ...options.modelInfo };

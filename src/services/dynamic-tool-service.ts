@@ -4,8 +4,8 @@
  */
 import { defaultServiceQueues, parseTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, MessageBus } from '../bus/index.js';
-import { ToolbusError } from '../errors/index.js';
-import { runHook, type Hook } from './hooks.js';
+import { ToolbusError, numberOption } from '../errors/index.js';
+import { notifyHooks, type Hook } from '../tools/index.js';
 import { startServiceAnnouncer, type DynamicToolServiceAnnounceOptions } from './announcements.js';
 import {
   RpcServer,
@@ -241,7 +241,7 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolInvocation> {
     } else {
       wire = toWireError(error);
     }
-    runHook(this.#hooks.onCallError, { service: this.#service, id, error: wire, cause: error });
+    notifyHooks(this.#hooks.onCallError, { service: this.#service, id, error: wire, cause: error });
     return encodeResponse({ error: wire, response: '', end_of_stream: true });
   }
 
@@ -250,7 +250,7 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolInvocation> {
     const hooks = this.#hooks;
     switch (event.type) {
       case 'unreadable':
-        runHook(hooks.onMalformedMessage, {
+        notifyHooks(hooks.onMalformedMessage, {
           service,
           id: undefined,
           reason: `request on '${event.message.topic}' has no readable 'id' property; dropped`,
@@ -258,7 +258,7 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolInvocation> {
         });
         break;
       case 'invalid':
-        runHook(hooks.onMalformedMessage, {
+        notifyHooks(hooks.onMalformedMessage, {
           service,
           id: event.id,
           reason: event.error.message,
@@ -266,7 +266,7 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolInvocation> {
         });
         break;
       case 'duplicate':
-        runHook(hooks.onMalformedMessage, {
+        notifyHooks(hooks.onMalformedMessage, {
           service,
           id: event.id,
           reason: `request '${event.id}' reuses the id of a call in progress; dropped (ids must be unique per call)`,
@@ -274,7 +274,7 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolInvocation> {
         });
         break;
       case 'publish-error':
-        runHook(hooks.onPublishError, { service, id: event.id, error: event.error });
+        notifyHooks(hooks.onPublishError, { service, id: event.id, error: event.error });
         break;
     }
   }
@@ -414,20 +414,23 @@ function resolveOptions(options: DynamicToolServiceOptions): ResolvedOptions {
   const responseQueue = options.responseQueue ?? defaults.responseQueue;
   const requestParts = parseTopic(requestQueue).parts;
   checkQueuePair(requestQueue, responseQueue, `tool service '${options.id ?? requestQueue}'`);
-  const concurrency = options.concurrency ?? DEFAULT_TOOL_SERVICE_CONCURRENCY;
-  const maxQueued = options.maxQueued ?? DEFAULT_TOOL_SERVICE_MAX_QUEUED;
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new ToolbusError(
-      'invalid-config',
-      `tool service: option 'concurrency' must be an integer >= 1, got ${String(concurrency)}`,
-    );
-  }
-  if (!Number.isInteger(maxQueued) || maxQueued < 0) {
-    throw new ToolbusError(
-      'invalid-config',
-      `tool service: option 'maxQueued' must be an integer >= 0, got ${String(maxQueued)}`,
-    );
-  }
+  const concurrency = numberOption(
+    'DynamicToolService',
+    'concurrency',
+    options.concurrency,
+    DEFAULT_TOOL_SERVICE_CONCURRENCY,
+    { integer: true },
+  );
+  const maxQueued = numberOption(
+    'DynamicToolService',
+    'maxQueued',
+    options.maxQueued,
+    DEFAULT_TOOL_SERVICE_MAX_QUEUED,
+    {
+      integer: true,
+      zero: true,
+    },
+  );
   const id =
     options.id ??
     options.topic ??

@@ -41,7 +41,6 @@ export type {
 } from './rpc/index.js';
 export { RemoteToolError } from './remote-tool-error.js';
 export type { RemoteToolErrorOptions } from './remote-tool-error.js';
-export type { Hook } from './hooks.js';
 export {
   DynamicToolService,
   DEFAULT_TOOL_SERVICE_CONCURRENCY,

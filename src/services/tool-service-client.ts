@@ -4,9 +4,8 @@
  */
 import { canonicalTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, MessageBus } from '../bus/index.js';
-import { ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
-import { ToolError } from '../tools/index.js';
-import { runHook, type Hook } from './hooks.js';
+import { ToolbusError, numberOption, type ToolbusErrorCode } from '../errors/index.js';
+import { ToolError, notifyHooks, type Hook } from '../tools/index.js';
 import {
   RpcClient,
   RpcClientCall,
@@ -253,16 +252,15 @@ export class ToolServiceClient {
     const service = canonicalTopic(options.requestQueue);
     this.#service = service;
     checkQueuePair(options.requestQueue, options.responseQueue, `tool service client of '${service}'`);
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TOOL_SERVICE_TIMEOUT_MS;
-    checkTimeout(this.#timeoutMs, 'timeoutMs');
-    this.#maxBufferedChunks = options.maxBufferedChunks ?? DEFAULT_MAX_BUFFERED_CHUNKS;
+    this.#timeoutMs = checkTimeout(options.timeoutMs, DEFAULT_TOOL_SERVICE_TIMEOUT_MS);
     // NaN would buffer without bound, 0 or less fail every streamed reply.
-    if (!(Number.isInteger(this.#maxBufferedChunks) && this.#maxBufferedChunks >= 1)) {
-      throw new ToolbusError(
-        'invalid-config',
-        `tool service client: option 'maxBufferedChunks' must be an integer >= 1, got ${String(this.#maxBufferedChunks)}`,
-      );
-    }
+    this.#maxBufferedChunks = numberOption(
+      'ToolServiceClient',
+      'maxBufferedChunks',
+      options.maxBufferedChunks,
+      DEFAULT_MAX_BUFFERED_CHUNKS,
+      { integer: true },
+    );
     const hooks = { ...options.hooks };
     this.#rpc = new RpcClient<ToolServiceResponse, ToolCall>(
       bus,
@@ -271,7 +269,7 @@ export class ToolServiceClient {
         responseQueue: options.responseQueue,
         ...(options.now ? { now: options.now } : {}),
         ...(hooks.onDroppedResponse
-          ? { onDropped: (id, reason) => runHook(hooks.onDroppedResponse, { service, id, reason }) }
+          ? { onDropped: (id, reason) => notifyHooks(hooks.onDroppedResponse, { service, id, reason }) }
           : {}),
       },
       new ToolClientProtocol(service),
@@ -373,7 +371,7 @@ export class ToolServiceClient {
   ): void {
     let body: string;
     try {
-      if (options.timeoutMs !== undefined) checkTimeout(options.timeoutMs, 'timeoutMs');
+      if (options.timeoutMs !== undefined) checkTimeout(options.timeoutMs, this.#timeoutMs);
       if (options.deadline !== undefined) checkDeadline(options.deadline);
       body = encodeRequest({
         user,
@@ -400,13 +398,9 @@ export class ToolServiceClient {
   }
 }
 
-function checkTimeout(value: number, name: string): void {
-  if (!(typeof value === 'number' && value > 0 && Number.isFinite(value))) {
-    throw new ToolbusError(
-      'invalid-config',
-      `tool service client: option '${name}' must be a positive number of milliseconds, got ${String(value)}`,
-    );
-  }
+/** A positive, finite number of milliseconds: a remote call always has a timer. */
+function checkTimeout(value: number | undefined, fallback: number): number {
+  return numberOption('ToolServiceClient', 'timeoutMs', value, fallback);
 }
 
 function checkDeadline(value: number): void {

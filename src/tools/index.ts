@@ -33,7 +33,9 @@ export {
   MIN_MAX_OUTPUT_BYTES,
   parseToolArguments,
 } from './tool-set.js';
-export type { ToolSetOptions, ToolSetHooks, ToolCallEvent, ToolResultEvent, HookList } from './tool-set.js';
+export type { ToolSetOptions, ToolSetHooks, ToolCallEvent, ToolResultEvent } from './tool-set.js';
+export { hookList, notifyHooks, runHooks } from './hooks.js';
+export type { Hook, HookFn } from './hooks.js';
 export { LiveToolSet } from './live-tool-set.js';
 export { truncateOutput } from './truncate-output.js';
 export type { TruncatedOutput } from './truncate-output.js';

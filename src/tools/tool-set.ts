@@ -5,13 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { MAX_JSON_DEPTH, findJsonError, jsonDepth } from '../schema/index.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { CallDeadlines, type Schedulable } from './call-deadlines.js';
-import { ToolbusError, isToolbusError } from '../errors/index.js';
+import { ToolbusError, isToolbusError, numberOption } from '../errors/index.js';
 import { ToolError, asToolError, toolAbortError } from './errors.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
 import { onAbort } from './abort-fanout.js';
 import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
 import { validateToolName } from './tool-name.js';
 import { truncateOutput } from './truncate-output.js';
+import { hookList, runHooks, type Hook, type HookFn } from './hooks.js';
 
 /** Per-call timeout used when neither the call nor the set gives one (60 s). */
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
@@ -42,21 +43,17 @@ export interface ToolResultEvent {
   readonly durationMs: number;
 }
 
-/** One hook, or several run in order. */
-export type HookList<E> =
-  ((event: E) => void | Promise<void>) | readonly ((event: E) => void | Promise<void>)[];
-
 /** Observability and policy hooks of a {@link ToolSet}. */
 export interface ToolSetHooks {
   /**
    * Runs before a tool runs. Throwing (or rejecting) vetoes the call: the result is an error with the
    * hook's message (a thrown `ToolError` keeps its code; anything else is `tool-error`). @default none
    */
-  onCall?: HookList<ToolCallEvent>;
+  onCall?: Hook<ToolCallEvent>;
   /** Runs after every call, with its result. Its errors are ignored: the result is already decided. @default none */
-  onResult?: HookList<ToolResultEvent>;
+  onResult?: Hook<ToolResultEvent>;
   /** Runs after `onResult` for error results only (`result.error` is set). Errors ignored too. @default none */
-  onError?: HookList<ToolResultEvent>;
+  onError?: Hook<ToolResultEvent>;
 }
 
 /** Options of {@link ToolSet}. */
@@ -80,26 +77,10 @@ interface ResolvedToolSetOptions {
   timeoutMs: number;
   maxOutputBytes: number;
   concurrency: number;
-  onCall: readonly ((event: ToolCallEvent) => void | Promise<void>)[];
-  onResult: readonly ((event: ToolResultEvent) => void | Promise<void>)[];
-  onError: readonly ((event: ToolResultEvent) => void | Promise<void>)[];
+  onCall: readonly HookFn<ToolCallEvent>[];
+  onResult: readonly HookFn<ToolResultEvent>[];
+  onError: readonly HookFn<ToolResultEvent>[];
   describeUnknown: ((name: string) => string | undefined) | undefined;
-}
-
-function toList<E>(hooks: HookList<E> | undefined): readonly ((event: E) => void | Promise<void>)[] {
-  if (hooks === undefined) return [];
-  return typeof hooks === 'function' ? [hooks] : [...hooks];
-}
-
-function checkPositive(name: string, value: number | undefined, fallback: number, min = 1): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < min) {
-    throw new ToolbusError(
-      'usage',
-      `ToolSet option '${name}' must be a number >= ${min}, got ${String(value)}`,
-    );
-  }
-  return value;
 }
 
 /**
@@ -137,17 +118,27 @@ export class ToolSet implements ToolProvider {
     }
     this.#list = Object.freeze([...this.#tools.values()]);
     this.#options = {
-      timeoutMs: checkPositive('timeoutMs', options.timeoutMs, DEFAULT_TOOL_TIMEOUT_MS),
-      maxOutputBytes: checkPositive(
+      timeoutMs: numberOption('ToolSet', 'timeoutMs', options.timeoutMs, DEFAULT_TOOL_TIMEOUT_MS, {
+        infinity: true,
+      }),
+      maxOutputBytes: numberOption(
+        'ToolSet',
         'maxOutputBytes',
         options.maxOutputBytes,
         DEFAULT_MAX_OUTPUT_BYTES,
-        MIN_MAX_OUTPUT_BYTES,
+        {
+          integer: true,
+          min: MIN_MAX_OUTPUT_BYTES,
+          infinity: true,
+        },
       ),
-      concurrency: checkPositive('concurrency', options.concurrency, DEFAULT_TOOL_CONCURRENCY),
-      onCall: toList(options.hooks?.onCall),
-      onResult: toList(options.hooks?.onResult),
-      onError: toList(options.hooks?.onError),
+      concurrency: numberOption('ToolSet', 'concurrency', options.concurrency, DEFAULT_TOOL_CONCURRENCY, {
+        integer: true,
+        infinity: true,
+      }),
+      onCall: hookList(options.hooks?.onCall),
+      onResult: hookList(options.hooks?.onResult),
+      onError: hookList(options.hooks?.onError),
       describeUnknown: options.describeUnknown,
     };
     this.#limiter = new ConcurrencyLimiter(this.#options.concurrency);
@@ -215,13 +206,7 @@ export class ToolSet implements ToolProvider {
     const hooks = result.isError
       ? [...this.#options.onResult, ...this.#options.onError]
       : this.#options.onResult;
-    for (const hook of hooks) {
-      try {
-        await hook(event);
-      } catch {
-        // The result is decided; a failing observer must not change it or reject the call.
-      }
-    }
+    await runHooks(hooks, event, 'observe');
     return result;
   }
 
@@ -303,7 +288,7 @@ export class ToolSet implements ToolProvider {
         // outlive the call's cancel or deadline.
         await new Promise<void>((resolve, reject) => {
           control.stop = reject;
-          runHooks(this.#options.onCall, event).then(resolve, reject);
+          runHooks(this.#options.onCall, event, 'veto').then(resolve, reject);
         });
       }
       if (control.aborted) throw control.reason;
@@ -390,13 +375,6 @@ class CallControl extends LazyAbortController implements Schedulable {
     this.abort(reason);
     this.stop?.(reason);
   }
-}
-
-async function runHooks(
-  hooks: readonly ((event: ToolCallEvent) => void | Promise<void>)[],
-  event: ToolCallEvent,
-): Promise<void> {
-  for (const hook of hooks) await hook(event);
 }
 
 /** A `deadline` option that is not a number of epoch milliseconds. */

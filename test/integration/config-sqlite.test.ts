@@ -46,15 +46,15 @@ describe('SqliteConfigStore file', () => {
     return store.close();
   });
 
-  test('pollMs that is not a positive number of ms is refused with invalid-config naming the option', () => {
+  test('pollMs that is not a positive number of ms is refused with usage naming the option', () => {
     // 0 or a negative value would poll the file about every millisecond, burning a core.
     for (const pollMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
       assert.throws(
         () => new SqliteConfigStore({ path: freshPath(), pollMs }),
         (error: unknown) =>
           error instanceof ToolbusError &&
-          error.code === 'invalid-config' &&
-          /'pollMs' must be a positive number of milliseconds/.test(error.message) &&
+          error.code === 'usage' &&
+          /'pollMs' must be a positive number/.test(error.message) &&
           error.message.includes(String(pollMs)),
         `pollMs ${pollMs}`,
       );

@@ -88,7 +88,7 @@ describe('NatsBus', () => {
     const reported: unknown[] = [];
     const bus = await NatsBus.connect({
       servers: server.url,
-      hooks: { onHandlerError: (e) => reported.push(e) },
+      hooks: { onHandlerError: ({ error }) => reported.push(error) },
     });
     t.after(() => bus.close());
     let n = 0;

@@ -836,12 +836,11 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
     },
   );
 
-  test('bad options fail with invalid-config', () => {
+  test('bad numeric options fail with usage, bad queues with invalid-config', () => {
     const bus = new MemoryBus();
     assert.throws(
       () => new DynamicToolService({ bus, topic: 'x', concurrency: 0 }),
-      (e: unknown) =>
-        e instanceof ToolbusError && e.code === 'invalid-config' && /'concurrency'/.test(e.message),
+      (e: unknown) => e instanceof ToolbusError && e.code === 'usage' && /'concurrency'/.test(e.message),
     );
     assert.throws(
       () => new ToolServiceClient(bus, { requestQueue: 'bad queue', responseQueue: 'r' }),
@@ -866,14 +865,13 @@ describe('ToolServiceClient and DynamicToolService', { timeout: 20_000 }, () => 
         () => new ToolServiceClient(bus, { ...queues, maxBufferedChunks }),
         (e: unknown) =>
           e instanceof ToolbusError &&
-          e.code === 'invalid-config' &&
-          /'maxBufferedChunks' must be an integer >= 1/.test(e.message),
+          e.code === 'usage' &&
+          /'maxBufferedChunks' must be a positive integer/.test(e.message),
       );
     }
     assert.throws(
       () => new ToolServiceClient(bus, { ...queues, timeoutMs: -1 }),
-      (e: unknown) =>
-        e instanceof ToolbusError && e.code === 'invalid-config' && /'timeoutMs'/.test(e.message),
+      (e: unknown) => e instanceof ToolbusError && e.code === 'usage' && /'timeoutMs'/.test(e.message),
     );
   });
 });

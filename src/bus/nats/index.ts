@@ -6,13 +6,7 @@
 export { NatsBus } from './nats-bus.js';
 export { connectNats, DEFAULT_NATS_RECONNECT_WAIT_MS, DEFAULT_NATS_CONNECT_TIMEOUT_MS } from './connect.js';
 export type { NatsConnectOptions } from './connect.js';
-export type {
-  NatsBusOptions,
-  NatsBusConnectOptions,
-  NatsBusHooks,
-  NatsBusHook,
-  NatsBusStatus,
-} from './nats-bus.js';
+export type { NatsBusOptions, NatsBusConnectOptions, NatsBusHooks, NatsBusStatus } from './nats-bus.js';
 export { topicToSubject, checkSubjectPrefix } from './subjects.js';
 export { NatsKvConfigStore, DEFAULT_CONFIG_BUCKET, toKvKey, fromKvKey } from '../../config/nats-kv/index.js';
 export type {

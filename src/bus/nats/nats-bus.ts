@@ -36,6 +36,7 @@ import {
   type Subscription,
 } from '@nats-io/transport-node';
 import { ToolbusError, isToolbusError } from '../../errors/index.js';
+import { notifyHooks, type Hook } from '../../tools/index.js';
 import type {
   BusHandler,
   BusHooks,
@@ -64,15 +65,12 @@ export interface NatsBusStatus {
   error?: Error;
 }
 
-/** One hook function or several, run in order. */
-export type NatsBusHook<T> = ((context: T) => void) | ReadonlyArray<(context: T) => void>;
-
 /** Hooks of a {@link NatsBus}. */
 export interface NatsBusHooks extends BusHooks {
   /** Connection status changes: disconnect, reconnect, server errors. @default none */
-  onStatus?: NatsBusHook<NatsBusStatus>;
+  onStatus?: Hook<NatsBusStatus>;
   /** The bus closed: `error` is set when the connection closed because of one. @default none */
-  onClosed?: NatsBusHook<{ error?: Error }>;
+  onClosed?: Hook<{ error?: Error }>;
 }
 
 /** Options of `new NatsBus(connection, options)`. */
@@ -111,18 +109,6 @@ const MAX_SUBJECT_CACHE = 4_096;
 const SETTLE_INTERVAL_MS = 50;
 /** How long `unsubscribe` waits for its drain round trip (longer only while disconnected). */
 const DRAIN_TIMEOUT_MS = 2_000;
-
-function runHooks<T>(hook: NatsBusHook<T> | undefined, context: T): void {
-  if (!hook) return;
-  const list = typeof hook === 'function' ? [hook] : hook;
-  for (const fn of list) {
-    try {
-      fn(context);
-    } catch {
-      // A failing hook must not break the bus.
-    }
-  }
-}
 
 /** Maps an error thrown by the NATS client to a toolbus error. */
 function toBusError(error: unknown, what: string): ToolbusError {
@@ -303,13 +289,7 @@ export class NatsBus implements MessageBus {
     const hooks = this.#hooks;
     const codec = this.#headers;
     const onError = (error: unknown, message: BusMessage): void => {
-      if (hooks.onHandlerError) {
-        try {
-          hooks.onHandlerError(error, message);
-        } catch {
-          // A failing hook must not break the subscription.
-        }
-      }
+      notifyHooks(hooks.onHandlerError, { error, message });
     };
     let subscription: Subscription;
     try {
@@ -394,14 +374,14 @@ export class NatsBus implements MessageBus {
     if (!resolve) return;
     this.#resolveClosed = undefined as never;
     resolve(error);
-    runHooks(this.#hooks.onClosed, error ? { error } : {});
+    notifyHooks(this.#hooks.onClosed, error ? { error } : {});
   }
 
   async #watchStatus(): Promise<void> {
     try {
       for await (const status of this.connection.status()) {
         if (status.type === 'disconnect') this.#dropWatches();
-        runHooks(this.#hooks.onStatus, toStatus(status));
+        notifyHooks(this.#hooks.onStatus, toStatus(status));
       }
     } catch {
       // The status iterator ends when the connection closes.

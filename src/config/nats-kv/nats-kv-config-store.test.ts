@@ -6,9 +6,9 @@ import { NatsKvConfigStore } from './nats-kv-config-store.js';
 
 const invalidMaxWatchBuffer = (error: unknown) =>
   error instanceof ToolbusError &&
-  error.code === 'invalid-config' &&
+  error.code === 'usage' &&
   error.message.includes("'maxWatchBuffer'") &&
-  /integer >= 1/.test(error.message);
+  /positive integer/.test(error.message);
 
 const bad = [0, -1, Number.NaN, 2.5, '100' as unknown as number];
 
@@ -22,7 +22,7 @@ test('NatsKvConfigStore refuses a maxWatchBuffer that would fail every watch or 
       String(maxWatchBuffer),
     );
   }
-  // Checked before connecting (nothing listens on port 1): invalid-config, not unavailable.
+  // Checked before connecting (nothing listens on port 1): usage, not unavailable.
   await assert.rejects(
     NatsKvConfigStore.connect({ servers: 'nats://127.0.0.1:1', maxWatchBuffer: 0 }),
     invalidMaxWatchBuffer,

@@ -15,7 +15,7 @@
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import { Kvm, KvWatchInclude, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { JsonValue } from '../../schema/index.js';
-import { isToolbusError, ToolbusError } from '../../errors/index.js';
+import { isToolbusError, numberOption, ToolbusError } from '../../errors/index.js';
 import {
   ChangeQueue,
   DEFAULT_WATCH_BUFFER,
@@ -362,11 +362,7 @@ function checkBucket(bucket: string): string {
  * buffered change, and NaN never trips the limit, so a stuck consumer buffers without end.
  */
 function checkMaxWatchBuffer(value: number): number {
-  if (Number.isInteger(value) && value >= 1) return value;
-  throw new ToolbusError(
-    'invalid-config',
-    `NatsKvConfigStore: option 'maxWatchBuffer' must be an integer >= 1, got ${String(value)}`,
-  );
+  return numberOption('NatsKvConfigStore', 'maxWatchBuffer', value, value, { integer: true });
 }
 
 function isConnection(value: NatsConnection | KV): value is NatsConnection {

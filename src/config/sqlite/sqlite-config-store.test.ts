@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ToolbusError } from '../../errors/index.js';
 import { SqliteConfigStore } from './sqlite-config-store.js';
 
-test('SqliteConfigStore refuses a bad busyTimeoutMs as invalid-config, not as a file that failed to open', async (t) => {
+test('SqliteConfigStore refuses a bad busyTimeoutMs as usage, not as a file that failed to open', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'toolbus-sqlite-options-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'config.db');
@@ -14,9 +14,7 @@ test('SqliteConfigStore refuses a bad busyTimeoutMs as invalid-config, not as a 
     assert.throws(
       () => new SqliteConfigStore({ path, busyTimeoutMs }),
       (error: unknown) =>
-        error instanceof ToolbusError &&
-        error.code === 'invalid-config' &&
-        error.message.includes("'busyTimeoutMs'"),
+        error instanceof ToolbusError && error.code === 'usage' && error.message.includes("'busyTimeoutMs'"),
       String(busyTimeoutMs),
     );
   }

@@ -7,7 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { JsonValue } from '../../schema/index.js';
 import { MAX_TIMER_MS } from '../../tools/index.js';
-import { ToolbusError } from '../../errors/index.js';
+import { ToolbusError, numberOption } from '../../errors/index.js';
 import {
   ChangeQueue,
   assertConfigName,
@@ -371,12 +371,7 @@ export class SqliteConfigStore implements ConfigStore {
  * about every millisecond, and so does one above setInterval's maximum (2^31 - 1 ms).
  */
 function checkPollMs(pollMs: number): number {
-  if (typeof pollMs === 'number' && pollMs > 0 && pollMs <= MAX_TIMER_MS) return pollMs;
-  throw new ToolbusError(
-    'invalid-config',
-    `SqliteConfigStore: option 'pollMs' must be a positive number of milliseconds (at most ` +
-      `${MAX_TIMER_MS}), got ${String(pollMs)}`,
-  );
+  return numberOption('SqliteConfigStore', 'pollMs', pollMs, pollMs, { max: MAX_TIMER_MS });
 }
 
 /**
@@ -384,12 +379,11 @@ function checkPollMs(pollMs: number): number {
  * bad value is reported as the option, not as a file that failed to open.
  */
 function checkBusyTimeoutMs(busyTimeoutMs: number): void {
-  if (Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0 && busyTimeoutMs <= MAX_TIMER_MS) return;
-  throw new ToolbusError(
-    'invalid-config',
-    `SqliteConfigStore: option 'busyTimeoutMs' must be an integer number of milliseconds from 0 to ` +
-      `${MAX_TIMER_MS}, got ${String(busyTimeoutMs)}`,
-  );
+  numberOption('SqliteConfigStore', 'busyTimeoutMs', busyTimeoutMs, busyTimeoutMs, {
+    integer: true,
+    zero: true,
+    max: MAX_TIMER_MS,
+  });
 }
 
 function toItem(row: Row): ConfigItem {

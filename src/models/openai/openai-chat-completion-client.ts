@@ -13,10 +13,9 @@ import type {
 import { setTimeout as sleep } from 'node:timers/promises';
 import { compileSchema } from '../../schema/index.js';
 import { MAX_TIMER_MS, decodeToolName, encodeToolName, onAbort } from '../../tools/index.js';
-import { ToolbusError } from '../../errors/index.js';
+import { ToolbusError, abortError, numberOption } from '../../errors/index.js';
 import type { Tool, ToolSchema } from '../../tools/index.js';
 import { ModelError, addUsage, emptyUsage } from '../index.js';
-import { abortError } from '../../errors/index.js';
 import type {
   ChatCompletionClient,
   CreateOptions,
@@ -150,14 +149,7 @@ interface CallScope {
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
-  const v = value ?? fallback;
-  if (!Number.isFinite(v) || v <= 0) {
-    throw new ToolbusError(
-      'invalid-arguments',
-      `OpenAIChatCompletionClient: option '${name}' must be a positive number, got ${String(v)}`,
-    );
-  }
-  return v;
+  return numberOption('OpenAIChatCompletionClient', name, value, fallback);
 }
 
 function nonNegative(name: string, value: number | undefined, fallback: number): number {
