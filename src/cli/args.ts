@@ -3,6 +3,7 @@
  * `UsageError`s (exit code 2).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { didYouMean } from '../errors/index.js';
 import { UsageError } from './command.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -20,7 +21,12 @@ export function parseCommandArgs<O extends Options>(
     return { values: parsed.values, positionals: parsed.positionals };
   } catch (error) {
     const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '');
-    throw new UsageError(message);
+    // parseArgs says "Unknown option '--nat'": add the likely flag.
+    const unknown = /^Unknown option '(-{1,2})([^']+)'/.exec(message);
+    const hint = unknown
+      ? didYouMean(unknown[2]!, Object.keys(options)).replace(/'([^']+)'\?\)$/, "'--$1'?)")
+      : '';
+    throw new UsageError(hint ? message.replace(/^(Unknown option '[^']+')/, `$1${hint}`) : message);
   }
 }
 

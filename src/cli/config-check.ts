@@ -4,6 +4,7 @@
  * seen when the item is written, not later in `toolbus up`'s problem list.
  */
 import { MemoryBus } from '../bus/index.js';
+import { didYouMean } from '../errors/index.js';
 import type { ConfigStore } from '../config/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
 import {
@@ -13,7 +14,8 @@ import {
   parseToolServiceToolDescriptor,
 } from '../services/index.js';
 
-const TOOL_TYPES = 'tool-service, text-completion, prompt, function, http, mcp-tool';
+/** The tool types a registry wired by the CLI builds: the registry's own and the CLI's (tool-types.ts). */
+const TOOL_TYPES = ['tool-service', 'text-completion', 'prompt', 'function', 'http', 'mcp-tool'];
 
 /** One finding of {@link checkConfigItem}. */
 export interface ConfigCheckFinding {
@@ -23,8 +25,8 @@ export interface ConfigCheckFinding {
 }
 
 /**
- * Checks a `tool-service` item, or a `tool` item (for `type: "tool-service"` also against its service
- * item, when there is one). Other types and tool types are not checked here.
+ * Checks a `tool-service` item, or a `tool` item: its type, and for `type: "tool-service"` its
+ * descriptor against its service item, when there is one. Other types are not checked here.
  * @returns What is wrong and what is expected; empty when nothing was found.
  */
 export async function checkConfigItem(
@@ -41,9 +43,17 @@ export async function checkConfigItem(
     }
     if (type !== 'tool') return [];
     if (!isObject(value) || typeof value['type'] !== 'string' || value['type'] === '') {
-      throw new Error(`a tool item must be a JSON object whose 'type' names a tool type (${TOOL_TYPES})`);
+      throw new Error(
+        `a tool item must be a JSON object whose 'type' names a tool type (${TOOL_TYPES.join(', ')})`,
+      );
     }
-    if (value['type'] !== 'tool-service') return [];
+    const toolType = value['type'];
+    if (!TOOL_TYPES.includes(toolType)) {
+      throw new Error(
+        `unknown tool type '${toolType}'${didYouMean(toolType, TOOL_TYPES)}; known types: ${TOOL_TYPES.join(', ')}`,
+      );
+    }
+    if (toolType !== 'tool-service') return [];
     const tool = value['name'] === undefined ? { ...value, name: key } : value;
     const { service: serviceId } = parseToolServiceToolDescriptor(tool);
     const service = (await store.get('tool-service', serviceId))?.value;

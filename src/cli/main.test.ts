@@ -21,3 +21,28 @@ test('one Ctrl-C delivered twice (terminal group, then bin/toolbus.js) stops cle
   onSignal('SIGINT'); // the user pressing again: stop now
   assert.deepEqual(exits, [130]);
 });
+
+test('a misspelled command or option gets "did you mean" and exit 2', async () => {
+  const { main } = await import('./main.js');
+  const { PassThrough } = await import('node:stream');
+  const run = async (argv: string[]): Promise<{ code: number; stderr: string }> => {
+    const stderr = new PassThrough();
+    let text = '';
+    stderr.on('data', (c: Buffer) => (text += c.toString()));
+    const code = await main(argv, {
+      stdin: new PassThrough(),
+      stdout: new PassThrough(),
+      stderr,
+      env: {},
+      cwd: process.cwd(),
+      signal: new AbortController().signal,
+    });
+    return { code, stderr: text };
+  };
+  const command = await run(['tols']);
+  assert.equal(command.code, 2);
+  assert.match(command.stderr, /unknown command 'tols' \(did you mean 'tools'\?\)/);
+  const option = await run(['config', 'list', '--stroe', 'x.db']);
+  assert.equal(option.code, 2);
+  assert.match(option.stderr, /Unknown option '--stroe' \(did you mean '--store'\?\)/);
+});

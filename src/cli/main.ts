@@ -4,6 +4,7 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { didYouMean } from '../errors/index.js';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from './command.js';
 
 /** Commands, loaded lazily so `toolbus config` does not load the MCP SDK; summaries for `--help`. */
@@ -73,7 +74,9 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   }
   const command = await loadCommand(name);
   if (!command) {
-    io.stderr.write(`toolbus: unknown command '${name}'.\n\n${mainHelp()}`);
+    io.stderr.write(
+      `toolbus: unknown command '${name}'${didYouMean(name, Object.keys(COMMANDS))}.\n\n${mainHelp()}`,
+    );
     return ExitCode.Usage;
   }
   if (rest.includes('--help') || rest.includes('-h')) {

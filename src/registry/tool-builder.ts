@@ -6,7 +6,7 @@ import type { MessageBus } from '../bus/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
 import type { JsonValue } from '../schema/index.js';
 import { MAX_TIMER_MS, validateToolName } from '../tools/index.js';
-import { ToolbusError } from '../errors/index.js';
+import { ToolbusError, didYouMean } from '../errors/index.js';
 import { TOOL_TYPE_PROVIDERS, toolTypeOf } from './builtin-tool-types.js';
 import { assertConfigAllowed, type ConfigAllowlist } from './config-allowlist.js';
 import { closedError } from './registry-errors.js';
@@ -192,6 +192,6 @@ function unknownType(type: string, key: string, known: string[]): ToolbusError {
   const provider = TOOL_TYPE_PROVIDERS[type];
   const message = provider
     ? `config 'tool/${key}': tool type '${type}' is not installed in this registry; ${provider}`
-    : `config 'tool/${key}': unknown tool type '${type}'; known types: ${known.join(', ')}`;
+    : `config 'tool/${key}': unknown tool type '${type}'${didYouMean(type, known)}; known types: ${known.join(', ')}`;
   return new ToolbusError('invalid-config', message);
 }

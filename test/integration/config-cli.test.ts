@@ -108,12 +108,22 @@ describe('toolbus config (child process)', () => {
     assert.deepEqual(JSON.parse((await toolbus(home, ['get', 'prompt/bom'])).stdout), { template: 'Hi' });
   });
 
-  test('put says at once what the registry would skip in a tool-service or tool item (stored anyway)', async () => {
+  test('put refuses (exit 1, nothing stored) an item the registry would skip, unless --force; warnings store it', async () => {
     const h = join(root, 'check-home');
     const notObject = await toolbus(h, ['put', 'tool/a', '"hello"']);
-    assert.equal(notObject.code, 0, notObject.stderr);
-    assert.match(notObject.stderr, /error: tool\/a will not go live .*'type' names a tool type/);
+    assert.equal(notObject.code, 1);
+    assert.match(notObject.stderr, /error: tool\/a would not go live: .*'type' names a tool type/);
+    assert.match(notObject.stderr, /Nothing was stored\. .*--force/);
+    assert.equal((await toolbus(h, ['get', 'tool/a'])).code, 1, 'nothing stored');
+    const typo = await toolbus(h, ['put', 'tool/typo', JSON.stringify({ ...tellJoke, type: 'tool-servce' })]);
+    assert.equal(typo.code, 1);
+    assert.match(typo.stderr, /unknown tool type 'tool-servce' \(did you mean 'tool-service'\?\)/);
+    const forced = await toolbus(h, ['put', 'tool/a', '"hello"', '--force']);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.match(forced.stderr, /warning: tool\/a stored with --force, but it will not go live/);
+    assert.equal(JSON.parse((await toolbus(h, ['get', 'tool/a'])).stdout), 'hello');
     const early = await toolbus(h, ['put', 'tool/tell-joke', JSON.stringify(tellJoke)]);
+    assert.equal(early.code, 0, early.stderr);
     assert.match(
       early.stderr,
       /warning: .*no item 'tool-service\/joke-service' yet; the tool goes live once/,
@@ -123,11 +133,15 @@ describe('toolbus config (child process)', () => {
     assert.deepEqual([put.code, put.stderr], [0, '']);
     const { style: _style, ...noStyle } = tellJoke;
     const missing = await toolbus(h, ['put', 'tool/tell-joke', JSON.stringify(noStyle)]);
-    assert.equal(missing.code, 0, missing.stderr);
-    assert.match(missing.stderr, /error: tool\/tell-joke .*missing required config param 'style'/);
+    assert.equal(missing.code, 1);
+    assert.match(
+      missing.stderr,
+      /error: tool\/tell-joke would not go live: .*missing required config param 'style'/,
+    );
     const good = await toolbus(h, ['put', 'tool/tell-joke', JSON.stringify(tellJoke)]);
     assert.deepEqual([good.code, good.stderr], [0, '']);
-    // A service change that breaks the tools already using it says which.
+    // A service change that breaks the tools already using it says which, and is stored: the
+    // service itself is fine (a running registry keeps the tool's last good version).
     const stricter = {
       ...service,
       'config-params': [...service['config-params'], { name: 'lang', required: true }],
@@ -139,7 +153,8 @@ describe('toolbus config (child process)', () => {
     assert.equal(deleted.code, 0, deleted.stderr);
     assert.match(deleted.stderr, /warning: tool\/tell-joke uses this service and leaves the registry/);
     const badService = await toolbus(h, ['put', 'tool-service/bad', '{"request-queue":"x y"}']);
-    assert.match(badService.stderr, /error: tool-service\/bad .*'request-queue'/);
+    assert.equal(badService.code, 1);
+    assert.match(badService.stderr, /error: tool-service\/bad would not go live: .*'request-queue'/);
   });
 
   test('bad JSON exits 1 with the line and column of the error', async () => {
@@ -204,10 +219,10 @@ describe('toolbus config (child process)', () => {
 
   test('--store PATH picks the file; a corrupt file exits 1 naming it', async () => {
     const path = join(root, 'other.db');
-    const put = await toolbus(home, ['put', 'tool/x', '{"a":1}', '--store', path]);
+    const put = await toolbus(home, ['put', 'prompt/x', '{"template":"Hi"}', '--store', path]);
     assert.equal(put.code, 0, put.stderr);
-    assert.equal((await toolbus(home, ['get', 'tool/x'])).code, 1); // not in the default store
-    assert.equal((await toolbus(home, ['get', 'tool/x', '--store', path])).code, 0);
+    assert.equal((await toolbus(home, ['get', 'prompt/x'])).code, 1); // not in the default store
+    assert.equal((await toolbus(home, ['get', 'prompt/x', '--store', path])).code, 0);
     const bad = join(root, 'bad.db');
     writeFileSync(bad, 'garbage '.repeat(200));
     const r = await toolbus(home, ['list', '--store', bad]);

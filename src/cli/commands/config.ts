@@ -10,7 +10,7 @@ import {
   configAllowlistFromEnv,
 } from '../../registry/index.js';
 import type { JsonValue } from '../../schema/index.js';
-import { isToolbusError } from '../../errors/index.js';
+import { didYouMean, isToolbusError } from '../../errors/index.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js';
 import { checkConfigItem, toolsUsingService } from '../config-check.js';
@@ -47,12 +47,14 @@ Options:
   --stdin            read the value for put from stdin (the default when no value is given)
   --if-revision N    put/delete only if the item is still at revision N (0: only if it does not exist)
   --any-type         allow put of a type toolbus does not read (known: ${Object.keys(KNOWN_CONFIG_TYPES).join(', ')})
+  --force            store an item even though the registry would skip it (exit 0 with a warning)
   --json             machine-readable output
 ${CONNECTION_FLAGS_HELP}
 
-put checks tool-service items (and the tools that use them), and tool items of type tool-service
-against their service, as the registry will, and prints on stderr what it would skip or warn about;
-the item is stored anyway.
+put checks tool-service items (and the tools that use them), the type of tool items, and tool items
+of type tool-service against their service, as the registry will. An item the registry would skip
+is not stored: put says why and exits 1 (--force stores it anyway). Warnings (e.g. a tool whose
+service item is not there yet: items may arrive in any order) are printed and the item is stored.
 
 Config may run a program (an mcp item's "command") or read an environment variable (a header
 value {"env": "NAME"} of an http tool) only when the operator allows it, so that whoever can write
@@ -63,7 +65,8 @@ config cannot run commands or send secrets anywhere:
 Both default to none. put refuses such an item unless its environment allows it. The registry
 enforces them when it builds tools, so set them for 'toolbus up' (and 'toolbus mcp import') too.
 
-Exit codes: 0 success, 1 error (bad JSON, item not found, conflict, not allowed, store problem), 2 usage.
+Exit codes: 0 success, 1 error (bad JSON, an item that would not go live, item not found, conflict,
+not allowed, store problem), 2 usage.
 
 Examples (a tool service, then a tool that uses it, as in TrustGraph's tool-services spec; many
 tools can share one service, each with its own values for the service's config-params):
@@ -89,6 +92,7 @@ const FLAGS = {
   json: { type: 'boolean' },
   'if-revision': { type: 'string' },
   'any-type': { type: 'boolean' },
+  force: { type: 'boolean' },
 } as const;
 
 type Flags = ReturnType<typeof parseCommandArgs<typeof FLAGS>>['values'];
@@ -111,6 +115,7 @@ export const command: CliCommand = {
       value: ['put'],
       stdin: ['put'],
       'any-type': ['put'],
+      force: ['put'],
     };
     for (const [flag, actions] of Object.entries(usedBy)) {
       if (values[flag as keyof Flags] !== undefined && !actions.includes(action)) {
@@ -166,6 +171,20 @@ export const command: CliCommand = {
       switch (action) {
         case 'put': {
           const { type, key } = address as { type: string; key: string };
+          // Say now what the registry will say. Text that is not JSON is left to put, which reports
+          // the line and column.
+          const parsed = tryParse(valueText!);
+          const findings = parsed.ok ? await checkConfigItem(store, type, key, parsed.value) : [];
+          const force = values.force === true;
+          if (!force && findings.some((f) => f.skipped)) {
+            for (const f of findings.filter((x) => x.skipped)) {
+              io.stderr.write(`toolbus config: error: ${type}/${key} would not go live: ${f.message}\n`);
+            }
+            io.stderr.write(
+              'Nothing was stored. Fix the item and put it again, or pass --force to store it anyway.\n',
+            );
+            return ExitCode.Error;
+          }
           const revision = await store.put(
             type,
             key,
@@ -174,13 +193,10 @@ export const command: CliCommand = {
           );
           if (values.json) writeJson(io, { type, key, revision });
           else io.stdout.write(`put ${type}/${key} (revision ${revision})\n`);
-          // Stored either way (items may arrive in any order), but say now what the registry will say.
-          // The text was just parsed and stored as it is: no need to read the item back.
-          const findings = await checkConfigItem(store, type, key, parseJsonValue(valueText!));
           for (const f of findings) {
             io.stderr.write(
               f.skipped
-                ? `toolbus config: error: ${type}/${key} will not go live until this is fixed: ${f.message}\n`
+                ? `toolbus config: warning: ${type}/${key} stored with --force, but it will not go live until this is fixed: ${f.message}\n`
                 : `toolbus config: warning: ${type}/${key}: ${f.message}\n`,
             );
           }
@@ -329,12 +345,8 @@ function parseAddress(
 function assertKnownType(type: string, anyType: boolean): void {
   if (anyType || type in KNOWN_CONFIG_TYPES) return;
   const known = Object.keys(KNOWN_CONFIG_TYPES);
-  const guess = known
-    .map((k) => ({ k, d: editDistance(k, type) }))
-    .filter((x) => x.d <= 2)
-    .sort((a, b) => a.d - b.d)[0]?.k;
   throw new UsageError(
-    `unknown config type '${type}'${guess ? ` (did you mean '${guess}'?)` : ''}: known types are ` +
+    `unknown config type '${type}'${didYouMean(type, known)}: known types are ` +
       `${known.join(', ')}. To store another type anyway, pass --any-type`,
   );
 }
@@ -396,15 +408,10 @@ function formatList(items: ConfigItem[]): string {
   return items.map((i) => `${`${i.type}/${i.key}`.padEnd(width)}  revision ${i.revision}\n`).join('');
 }
 
-/** Levenshtein distance, for "did you mean" hints. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
+function tryParse(text: string): { ok: true; value: JsonValue } | { ok: false } {
+  try {
+    return { ok: true, value: parseJsonValue(text) };
+  } catch {
+    return { ok: false };
   }
-  return prev[b.length]!;
 }
