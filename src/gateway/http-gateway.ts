@@ -102,6 +102,12 @@ export interface GatewayOptions {
   toolTimeoutMs?: number;
   /** Registry problems shown by the health route (to a caller with the token). @default none */
   problems?: () => readonly GatewayProblem[];
+  /**
+   * Brings `tools` up to date with the config store (`registry.refresh`), run before
+   * `GET /api/v1/tools?fresh=1` answers, so a listing right after a write (an `mcp import`, a
+   * `config put` from another process) shows it. @default none (the listing is what is live)
+   */
+  refresh?: () => Promise<void>;
   /** Handles `/mcp` (Streamable HTTP). @default none (404) */
   mcpHandler?: (req: IncomingMessage, res: ServerResponse, request: GatewayMcpRequest) => Promise<void>;
   /** The default `user` for agent and tool calls without one. @default 'anonymous' */
@@ -195,7 +201,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
   });
-  const toolRoutes = { tools: options.tools, defaultUser, toolTimeoutMs };
+  const toolRoutes = { tools: options.tools, defaultUser, toolTimeoutMs, refresh: options.refresh };
   const agentRoute = {
     agent: options.agent,
     agentUnavailableMessage: options.agentUnavailableMessage,

@@ -16,10 +16,25 @@ export interface ToolRoutesOptions {
   tools: ToolProvider;
   defaultUser: string;
   toolTimeoutMs: number;
+  refresh: (() => Promise<void>) | undefined;
 }
 
-/** `GET /api/v1/tools`. */
-export function handleToolList(ctx: RouteContext, options: ToolRoutesOptions): void {
+/** How long `?fresh=1` waits for the registry before answering with what is live. */
+const REFRESH_WAIT_MS = 10_000;
+
+/** `GET /api/v1/tools`; with `?fresh=1`, after the registry has caught up with the store. */
+export async function handleToolList(ctx: RouteContext, options: ToolRoutesOptions): Promise<void> {
+  const fresh = ctx.url.searchParams.get('fresh');
+  if (options.refresh && fresh !== null && fresh !== '0' && fresh !== 'false') {
+    // A store or build failure is reported by the registry's problems; the listing still answers.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      options.refresh().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, REFRESH_WAIT_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
+  }
   sendJson(
     ctx.res,
     200,

@@ -56,6 +56,32 @@ async function json(response: Response): Promise<Record<string, unknown>> {
 }
 
 describe('HTTP gateway', () => {
+  test('GET /api/v1/tools?fresh=1 waits for the refresh (a registry catching up with the store) before listing', async (t) => {
+    const tools = new LiveToolSet([echo]);
+    let refreshes = 0;
+    const { url } = await start(t, {
+      tools,
+      refresh: async () => {
+        refreshes++;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        tools.replace([echo, boom]); // what the rebuild brings in
+      },
+    });
+    const names = async (path: string): Promise<string[]> =>
+      ((await json(await fetch(`${url}${path}`))) as { tools: { name: string }[] }).tools.map((x) => x.name);
+    assert.deepEqual(await names('/api/v1/tools'), ['echo'], 'without fresh: what is live, no refresh');
+    assert.equal(refreshes, 0);
+    assert.deepEqual(await names('/api/v1/tools?fresh=1'), ['echo', 'boom']);
+    assert.equal(refreshes, 1);
+  });
+
+  test('a failing refresh still answers with the live tools', async (t) => {
+    const { url } = await start(t, { refresh: () => Promise.reject(new Error('store down')) });
+    const res = await fetch(`${url}/api/v1/tools?fresh=1`);
+    assert.equal(res.status, 200);
+    assert.equal(((await json(res)) as { tools: unknown[] }).tools.length, 3);
+  });
+
   test('health, tool list and invoke return JSON', async (t) => {
     const { url } = await start(t);
     const health = await json(await fetch(`${url}/api/v1/health`));

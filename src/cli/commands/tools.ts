@@ -110,7 +110,7 @@ export const command: CliCommand = {
       }
     } else {
       const target = gatewayTarget(values, io);
-      const response = await gatewayFetch(target, '/api/v1/tools', { signal: io.signal });
+      const response = await gatewayFetch(target, '/api/v1/tools?fresh=1', { signal: io.signal });
       tools = ((await response.json()) as { tools: ToolInfo[] }).tools;
       // Config items the registry skipped are missing from the list: say which and why, as with --store.
       for (const p of await gatewayProblems(target, io.signal))
