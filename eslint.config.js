@@ -19,7 +19,7 @@ const leafPatterns = [
 const peerPackages = ['better-sqlite3', 'openai', '@nats-io/*', '@modelcontextprotocol/*', '@langchain/*'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.toolbus/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.toolbus/**', '.snippets-*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
