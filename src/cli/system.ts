@@ -16,6 +16,7 @@ import type { McpBridgeTools, McpHttpHandler } from '../adapters/mcp/index.js';
 import { busNatsUrl, openBus, openConfigStore, describeStore } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
 import { importLeaf } from './import-leaf.js';
+import { startServiceModule, type RunningServiceModule, type ServiceModuleEvent } from './service-module.js';
 
 /** Options of {@link startSystem}. */
 export interface SystemOptions {
@@ -23,6 +24,10 @@ export interface SystemOptions {
   store?: string | undefined;
   /** Start the example joke service and load its descriptors. */
   examples: boolean;
+  /** Service modules (paths relative to `io.cwd`) to run in this process, on the system's bus. */
+  serviceModules?: readonly string[];
+  /** Reload each of `serviceModules` when its file changes. */
+  watch?: boolean;
   model?: ChatCompletionClient | undefined;
   /** The gateway's bearer token; required unless `noAuth`. */
   token?: string | undefined;
@@ -41,6 +46,8 @@ export interface RunningSystem {
   tools: ToolProvider;
   gateway: Gateway;
   serviceNames: string[];
+  /** The running `serviceModules`, in the order given. */
+  serviceModules: readonly RunningServiceModule[];
   busDescription: string;
   storeDescription: string;
   problems(): readonly { key: string; message: string }[];
@@ -148,6 +155,21 @@ export function lazyMcpHandler(
   };
 }
 
+/** One line per reload of a watched service module: the news on stdout, a failure on stderr. */
+function reportServiceModuleEvent(event: ServiceModuleEvent, io: CliIO): void {
+  if (event.type === 'reloaded') {
+    io.stdout.write(
+      `toolbus: reloaded ${event.specifier} (${event.ids.join(', ')}); calls in flight finish on the old instance\n`,
+    );
+  } else if (event.type === 'reload-failed') {
+    io.stderr.write(
+      `toolbus: ${event.specifier} not reloaded, the running instance stays: ${event.message}\n`,
+    );
+  } else {
+    io.stderr.write(`toolbus: while stopping the old instance of ${event.specifier}: ${event.message}\n`);
+  }
+}
+
 /** Starts every part; on failure, stops what had started and rethrows. */
 export async function startSystem(options: SystemOptions, io: CliIO): Promise<RunningSystem> {
   const cleanups: (() => Promise<void>)[] = [];
@@ -177,6 +199,16 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       const service = await startExampleService(bus);
       serviceNames.push('joke-service');
       cleanups.push(() => service.stop());
+    }
+    const serviceModules: RunningServiceModule[] = [];
+    for (const specifier of options.serviceModules ?? []) {
+      const running = await startServiceModule(specifier, bus, {
+        cwd: io.cwd,
+        watch: options.watch === true,
+        onEvent: (event) => reportServiceModuleEvent(event, io),
+      });
+      serviceModules.push(running);
+      cleanups.push(() => running.close());
     }
 
     const registry = new ToolRegistry({
@@ -221,6 +253,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       allowlist,
       onError,
       problems: () => registry.problems(),
+      refresh: () => registry.refresh(),
       mcpHandler: mcp.handle,
     });
     cleanups.push(() => gateway.close());
@@ -232,6 +265,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       tools: registry.tools,
       gateway,
       serviceNames,
+      serviceModules,
       busDescription: busNats ? `NATS at ${busNats}` : 'in-process (memory)',
       storeDescription: describeStore(flags, io),
       problems: () => registry.problems(),

@@ -9,21 +9,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNatsServer } from '../support/nats-server.js';
+import { readmeModule } from '../support/readme.js';
 import { interrupt, runCli, startCli } from '../support/cli.js';
 
-// The README's echo-service.ts, verbatim.
-const ECHO_SERVICE = `import { DynamicToolService, type MessageBus } from 'toolbus';
-
-export default (bus: MessageBus) =>
-  new DynamicToolService({
-    bus,
-    topic: 'echo',
-    async invoke(user, config, args, ctx) {
-      const times = Number(config.times ?? 1);
-      return \`\${user} said: \${String(args.text)} \`.repeat(times).trim();
-    },
-  });
-`;
+// The README's echo-service.ts ("Write your own tool service"), verbatim.
+const ECHO_SERVICE = readmeModule('echo-service.ts');
 
 test("toolbus service runs the README's echo-service.ts, which imports 'toolbus', from a checkout", async (t) => {
   const nats = await startNatsServer({ jetstream: true });
@@ -62,6 +52,26 @@ test("toolbus service runs the README's echo-service.ts, which imports 'toolbus'
   assert.equal(call.stdout, 'bob said: hi bob said: hi\n');
 
   assert.equal(await interrupt(service.child), 0, service.output());
+  // It says when it stops and when it has stopped, as toolbus up does.
+  assert.match(
+    service.output(),
+    /^toolbus service: stopping \(calls in flight finish\)\.\.\.\ntoolbus service: stopped\n$/m,
+  );
+});
+
+test('toolbus service without --nats explains both ways to run it; a missing module is named as given', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-cli-service-usage-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_HOME: home };
+  const noNats = await runCli(['service', './echo-service.ts'], env);
+  assert.equal(noNats.code, 2);
+  assert.match(noNats.stderr, /needs a shared bus/);
+  assert.match(noNats.stderr, /toolbus up --service \.\/echo-service\.ts/);
+  assert.match(noNats.stderr, /toolbus service \.\/echo-service\.ts --nats nats:\/\/HOST:PORT/);
+
+  const missing = await runCli(['service', './missing.ts', '--nats', 'nats://127.0.0.1:1'], env);
+  assert.equal(missing.code, 1);
+  assert.equal(missing.stderr, "toolbus service: cannot find the service module './missing.ts'\n");
 });
 
 const SHOUT_SERVICE = `import { DynamicToolService, type MessageBus } from 'toolbus';

@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { interrupt, runCli, startCli } from '../support/cli.js';
+import { STDIO_SERVER } from '../fixtures/mcp-spawn.js';
 
 test('toolbus tools through the gateway warns about config items the registry skipped', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'toolbus-cli-tools-'));
@@ -54,5 +55,37 @@ test('toolbus tools through the gateway warns about config items the registry sk
   assert.equal(plain.code, 1);
   assert.match(plain.stderr, /^error \(unknown-tool\): unknown tool 'bad'/);
 
+  assert.equal(await interrupt(up.child), 0, up.output());
+});
+
+test('toolbus tools run right after mcp import lists the imported tools', { timeout: 90_000 }, async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-cli-mcp-import-'));
+  const children: ChildProcess[] = [];
+  t.after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await rm(home, { recursive: true, force: true });
+  });
+  const allow = `"${process.execPath}" --import tsx "${STDIO_SERVER}"`;
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TOOLBUS_HOME: home,
+    TOOLBUS_ALLOW_COMMANDS: allow,
+  };
+  const up = await startCli(['up', '--port', '0', '--no-examples'], env, /Press Ctrl-C to stop\./);
+  children.push(up.child);
+  const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.output())?.[1];
+  assert.ok(url, up.output());
+  const server = JSON.stringify({ command: process.execPath, args: ['--import', 'tsx', STDIO_SERVER] });
+  const put = await runCli(['config', 'put', 'mcp/fixture'], env, server);
+  assert.equal(put.code, 0, put.stderr);
+  const imported = await runCli(['mcp', 'import', 'fixture', '--include', 'echo,add'], env);
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.match(imported.stdout, /2 of 2 tools written/);
+  // No waiting: the listing asks the registry to catch up with the store (MCP session included).
+  const tools = await runCli(['tools', '--url', url], env);
+  assert.equal(tools.code, 0, tools.stderr);
+  assert.match(tools.stdout, /^echo\b/m);
+  assert.match(tools.stdout, /^add\b/m);
   assert.equal(await interrupt(up.child), 0, up.output());
 });

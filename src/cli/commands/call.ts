@@ -146,6 +146,23 @@ async function callThroughGateway(
   return (await response.json()) as CallOutput;
 }
 
+/**
+ * How to start the tool service an `unavailable` result names, or undefined for any other result. The
+ * error text comes from the tool-service client, in this process or in the gateway's answer alike.
+ */
+export function unavailableServiceHint(
+  result: { code?: string | undefined; content: string },
+  nats: string | undefined,
+): string | undefined {
+  if (result.code !== 'unavailable' || !/tool service '[^']+' is unavailable/.test(result.content))
+    return undefined;
+  return nats
+    ? `start the service on that NATS server: toolbus service <module> --nats ${nats} ` +
+        `(or inside toolbus up: toolbus up --nats ${nats} --service <module>)`
+    : 'start it with: toolbus up --service <module> (embedded) ' +
+        'or toolbus service <module> --nats <url> (next to toolbus up --nats <url>)';
+}
+
 /** The `call` command. */
 export const command: CliCommand = {
   name: 'call',
@@ -190,6 +207,9 @@ export const command: CliCommand = {
     else io.stdout.write(result.content.endsWith('\n') ? result.content : result.content + '\n');
     if (result.code === 'unavailable' && privateBusNote) {
       io.stderr.write(`note: ${privateBusNote}, or leave out --store to call through the running toolbus\n`);
+    } else if (result.isError) {
+      const hint = unavailableServiceHint(result, values.nats);
+      if (hint) io.stderr.write(`hint: ${hint}\n`);
     }
     return result.isError ? ExitCode.Error : ExitCode.Ok;
   },

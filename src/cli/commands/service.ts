@@ -1,15 +1,11 @@
 /**
  * @module `toolbus service <module>`: run a tool service in its own process.
  */
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { CliCommand, CliIO } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { ExitCode, UsageError } from '../command.js';
 import { parseCommandArgs } from '../args.js';
 import { openBus } from '../connect.js';
-import { resolveSelfImportsToSources } from '../self-import.js';
-import type { DynamicToolService } from '../../services/index.js';
-import type { MessageBus } from '../../bus/index.js';
+import { importServiceFactory, startServices, type ServiceInstance } from '../service-module.js';
 
 const help = `Usage: toolbus service <module> --nats URL [--replicas N]
 
@@ -28,50 +24,18 @@ that takes the bus and returns a DynamicToolService:
 Then tell agents about it with two config items (see README, "Write your own tool service"),
 or let it announce itself.
 
+Without NATS, run the module inside 'toolbus up' instead, on its in-process bus (and with
+--watch, reloaded when you save it): toolbus up --service ./my-service.ts --watch
+
 Options:
-  --nats URL         the NATS server the agents use (a service in its own process needs a
-                     shared bus; 'toolbus up' runs the example service in-process instead)
-                     (default: $TOOLBUS_NATS)
+  --nats URL         the NATS server the agents use, the one 'toolbus up --nats URL' runs on
+                     (a service in its own process needs a shared bus) (default: $TOOLBUS_NATS)
   --replicas N       run N copies in this process, sharing the load (default: 1)
   -h, --help         show this help
 
 Example:
   toolbus service examples/joke-service/service.ts --nats nats://127.0.0.1:4222
 `;
-
-type ServiceFactory = (bus: MessageBus) => DynamicToolService | Promise<DynamicToolService>;
-
-/**
- * What to tell the user when the service module does not load. The built CLI runs on plain Node, which
- * cannot import TypeScript (Node 20 only says 'Unknown file extension ".ts"'), so that case names the fix.
- */
-export function serviceLoadErrorMessage(specifier: string, error: unknown): string {
-  const message = `cannot load the service module '${specifier}': ${(error as Error).message}`;
-  if ((error as { code?: unknown }).code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?ts$/.test(specifier)) {
-    return (
-      `${message}. Node cannot run TypeScript by itself: compile the module to JavaScript, ` +
-      `or load a TypeScript loader, e.g. npm install -D tsx and NODE_OPTIONS='--import tsx' npx toolbus service ${specifier}`
-    );
-  }
-  return message;
-}
-
-async function loadFactory(specifier: string, io: CliIO): Promise<ServiceFactory> {
-  const url = pathToFileURL(resolve(io.cwd, specifier)).href;
-  resolveSelfImportsToSources(); // so `import … from 'toolbus'` works in a checkout without a build
-  let mod: { default?: unknown };
-  try {
-    mod = (await import(url)) as { default?: unknown };
-  } catch (error) {
-    throw new Error(serviceLoadErrorMessage(specifier, error), { cause: error });
-  }
-  if (typeof mod.default !== 'function') {
-    throw new Error(
-      `the module '${specifier}' has no default export function; export default (bus) => new DynamicToolService({...})`,
-    );
-  }
-  return mod.default as ServiceFactory;
-}
 
 /** The `service` command. */
 export const command: CliCommand = {
@@ -89,32 +53,31 @@ export const command: CliCommand = {
     const nats = values.nats ?? io.env.TOOLBUS_NATS;
     if (!nats) {
       throw new UsageError(
-        'a tool service in its own process needs a shared bus: pass --nats nats://HOST:PORT (or set TOOLBUS_NATS)',
+        'a tool service in its own process needs a shared bus. Either run it inside toolbus up, on its ' +
+          `in-process bus: toolbus up --service ${specifier}; or give the NATS server that toolbus up --nats ` +
+          `uses: toolbus service ${specifier} --nats nats://HOST:PORT (or set TOOLBUS_NATS)`,
       );
     }
     const replicas = Number(values.replicas ?? '1');
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new UsageError(`--replicas must be a positive integer`);
-    const factory = await loadFactory(specifier, io);
+    const factory = await importServiceFactory(specifier, io.cwd);
     const bus = await openBus({ nats }, io);
-    const services: DynamicToolService[] = [];
+    let services: ServiceInstance[] = [];
     try {
-      for (let i = 0; i < replicas; i++) {
-        const service = await factory(bus);
-        await service.start();
-        services.push(service);
-      }
+      services = await startServices(factory, bus, specifier, replicas);
       io.stdout.write(
         `service '${specifier}' running (${replicas} replica${replicas > 1 ? 's' : ''}) on ${nats}\n`,
       );
       if (!io.signal.aborted) {
         await new Promise<void>((r) => io.signal.addEventListener('abort', () => r(), { once: true }));
       }
-      io.stdout.write('stopping: finishing calls in flight...\n');
+      io.stdout.write('toolbus service: stopping (calls in flight finish)...\n');
     } finally {
       await Promise.all(services.map((s) => s.stop()));
       await bus.close();
     }
+    io.stdout.write('toolbus service: stopped\n');
     return ExitCode.Ok;
   },
 };

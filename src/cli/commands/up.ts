@@ -11,11 +11,12 @@ import { isLoopbackHost } from '../../gateway/index.js';
 import { ensureTokenFile } from '../token-file.js';
 
 const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--store PATH] [--no-examples]
-                  [--allowed-hosts NAMES] [--allowed-origins ORIGINS] [--no-auth]
+                  [--service MODULE ... [--watch]] [--allowed-hosts NAMES]
+                  [--allowed-origins ORIGINS] [--no-auth]
 
-Start toolbus in one process: the example joke tool service, the live tool registry (config in
-SQLite under ./.toolbus/, or $TOOLBUS_HOME), the agent (when a model is configured) and the HTTP
-gateway. Ctrl-C stops it cleanly.
+Start toolbus in one process: the example joke tool service, your own tool services (--service),
+the live tool registry (config in SQLite under ./.toolbus/, or $TOOLBUS_HOME), the agent (when a
+model is configured) and the HTTP gateway. Ctrl-C stops it cleanly.
 
 The gateway requires a bearer token on every route but a bare liveness check. Without
 TOOLBUS_TOKEN, toolbus up uses a random token kept in $TOOLBUS_HOME/token (./.toolbus/token; mode
@@ -38,6 +39,12 @@ Options:
                      (default: $TOOLBUS_NATS when set)
   --store PATH       SQLite config file (default: $TOOLBUS_HOME/config.db or ./.toolbus/config.db)
   --no-examples      do not start the example joke service or load its descriptors
+  --service MODULE   run a tool service module in this process, on the same bus (repeatable).
+                     The module is the one 'toolbus service' takes: its default export makes a
+                     DynamicToolService from the bus (see 'toolbus service --help')
+  --watch            reload each --service module when its file changes: the new instance
+                     starts, then the old one stops once its calls in flight have finished. A
+                     module that fails to load keeps the old instance running
   -h, --help         show this help
 
 Environment:
@@ -51,6 +58,11 @@ Environment:
                      comma-separated names or globs, e.g. WEATHER_TOKEN,GITHUB_*; default none
   OPENAI_API_KEY, OPENAI_BASE_URL, TOOLBUS_MODEL, SAPTIVA_API_KEY
                      the agent's model (see 'toolbus ask --help')
+
+Examples:
+  toolbus up
+  toolbus up --service ./echo-service.ts --watch
+  toolbus up --nats nats://127.0.0.1:4222 --service ./echo-service.ts --service ./other-service.ts
 `;
 
 function banner(
@@ -60,13 +72,19 @@ function banner(
   tokenLine: string,
 ): string {
   const tools = system.tools.list();
+  const services = [
+    ...system.serviceNames,
+    ...system.serviceModules.map(
+      (m) => `${m.ids().join(', ')} (${m.specifier}${m.watching ? ', reloaded on change' : ''})`,
+    ),
+  ];
   const lines = [
     `toolbus is up`,
     `  gateway   ${url}   (MCP at ${url}/mcp)`,
     `  token     ${tokenLine}`,
     `  bus       ${system.busDescription}`,
     `  config    ${system.storeDescription}`,
-    `  services  ${system.serviceNames.length ? system.serviceNames.join(', ') : '(none)'}`,
+    `  services  ${services.length ? services.join(', ') : '(none)'}`,
     `  tools     ${tools.length ? tools.map((t) => t.name).join(', ') : '(none)'}`,
     `  agent     ${modelLine ?? 'off: no model configured (see `toolbus ask --help`)'}`,
   ];
@@ -185,10 +203,18 @@ export const command: CliCommand = {
       'no-auth': { type: 'boolean' },
       'allowed-hosts': { type: 'string' },
       'allowed-origins': { type: 'string' },
+      service: { type: 'string', multiple: true },
+      watch: { type: 'boolean' },
     });
     // A stray word (e.g. a port without --port) would otherwise be ignored and the defaults used.
     if (positionals.length > 0) {
       throw new UsageError(`unexpected argument '${positionals[0]}'; 'toolbus up' takes only options`);
+    }
+    const serviceModules = values.service ?? [];
+    if (values.watch && serviceModules.length === 0) {
+      throw new UsageError(
+        '--watch reloads the --service modules: name one, e.g. --service ./echo-service.ts',
+      );
     }
     const port = parsePort(values.port);
     const host = values.host ?? '127.0.0.1';
@@ -201,6 +227,8 @@ export const command: CliCommand = {
         nats: values.nats,
         store: values.store,
         examples: !values['no-examples'],
+        serviceModules,
+        watch: values.watch === true,
         model: choice?.model,
         ...(auth.token !== undefined ? { token: auth.token } : { noAuth: true }),
         allowedHosts,
