@@ -37,6 +37,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: "serve the tools over MCP, or import an MCP server's tools",
     load: async () => (await import('./commands/mcp.js')).command,
   },
+  init: {
+    summary: 'create a project with your own tool, tool service and tests',
+    load: async () => (await import('./commands/init.js')).command,
+  },
 };
 
 async function loadCommand(name: string): Promise<CliCommand | undefined> {
