@@ -93,8 +93,18 @@ test('a running registry follows `toolbus config` writes made by another process
   // The tool first, its service later (TrustGraph would reject the tool-only change).
   assert.equal((await cli(path, ['put', 'tool/tell-joke'], tool('tell-joke'))).code, 0);
   assert.equal(
-    (await cli(path, ['put', '--type', 'tool', '--key', 'broken', '--value', '{"type":"tool-service"}']))
-      .code,
+    (
+      await cli(path, [
+        'put',
+        '--type',
+        'tool',
+        '--key',
+        'broken',
+        '--value',
+        '{"type":"tool-service"}',
+        '--force', // refused without it: the registry would skip it, which is what this test needs
+      ])
+    ).code,
     0,
   );
   await until(
