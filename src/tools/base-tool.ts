@@ -1,7 +1,6 @@
 /**
  * @module `BaseTool`: the class every in-process tool extends (validation, cancellation, error wrapping).
  */
-import { randomUUID } from 'node:crypto';
 import {
   compileSchema,
   createValidator,
@@ -20,6 +19,7 @@ import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext } from './t
 import { LazyAbortController } from './lazy-abort-controller.js';
 import { onAbort } from './abort-fanout.js';
 import { validateToolName } from './tool-name.js';
+import { CallIdSource } from './call-id.js';
 
 /** Options of {@link BaseTool}. */
 export interface BaseToolOptions {
@@ -39,6 +39,24 @@ export interface BaseToolOptions {
 export type SignalLike = AbortSignal | { readonly signal: AbortSignal };
 
 const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * The key of `BaseTool`'s entry for `ToolSet`'s direct path (see `BaseTool[startRun]`); tools/ only,
+ * not part of the API.
+ */
+export const startRun: unique symbol = Symbol('toolbus.BaseTool.startRun');
+
+/**
+ * The error `BaseTool.runJson` rejects with when `run` failed with `error`: a `ToolError` as it is,
+ * `cancelled` (or the abort's own reason) once `abort` aborted, otherwise `tool-error` with `error` as
+ * the cause.
+ */
+export function runFailure(name: string, error: unknown, abort: AbortState): ToolError {
+  if (error instanceof ToolError) return error;
+  if (abort.aborted) return toolAbortError(abort, name);
+  const message = error instanceof Error ? error.message : String(error);
+  return new ToolError('tool-error', `tool '${name}' failed: ${message}`, { cause: error, toolName: name });
+}
 
 /** What runJson reads of an AbortSignal or a LazyAbortController. */
 
@@ -65,6 +83,8 @@ export abstract class BaseTool implements Tool {
   readonly #validate: Validator;
   #schema: ToolSchema | undefined;
   readonly #profiles = new Map<SchemaProfile, ToolSchema>();
+  /** Made on the first run without a call id (ToolSet always passes one). */
+  #callIds: CallIdSource | undefined;
 
   /** @throws {ToolbusError} `invalid-name` or `invalid-schema`. */
   constructor(options: BaseToolOptions) {
@@ -122,8 +142,73 @@ export abstract class BaseTool implements Tool {
    * `ToolbusError` reason is rethrown as it is),
    * `tool-error` (what `run` threw, as `cause`), or a `ToolError` thrown by `run` unchanged.
    */
-  async runJson(args: unknown, signal?: SignalLike, options?: RunJsonOptions): Promise<unknown> {
-    // A LazyAbortController (from ToolSet) is read without creating its AbortSignal unless the tool asks.
+  runJson(args: unknown, signal?: SignalLike, options?: RunJsonOptions): Promise<unknown> {
+    // ToolSet's path: a LazyAbortController, read without creating its AbortSignal unless the tool asks.
+    if (signal instanceof LazyAbortController) return this.#runLazy(args, signal, options);
+    return this.#runAwaited(args, signal, options, undefined);
+  }
+
+  /** `runJson` with ToolSet's controller (from a wrapper tool, or a call that waited): see {@link startRun}. */
+  #runLazy(args: unknown, lazy: LazyAbortController, options: RunJsonOptions | undefined): Promise<unknown> {
+    let running: unknown;
+    try {
+      running = this[startRun](args, lazy, undefined, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!lazy.rawRun) return running as Promise<unknown>;
+    return Promise.resolve(running).then(undefined, (error: unknown) => {
+      throw runFailure(this.name, error, lazy);
+    });
+  }
+
+  /**
+   * @internal `ToolSet`'s direct path into a tool whose `runJson` is this class's own (not part of the
+   * API): does what `runJson` does with a LazyAbortController, minus the promise around the run, so the
+   * call's result promise is the only one per call. Validates, starts `run` with `ctx` (or a context made
+   * from `options`) and returns what it returned, setting `lazy.rawRun` (its rejections still go through
+   * {@link runFailure}); throws what `runJson` would reject with. With asynchronous validation it returns
+   * `runJson`'s promise instead.
+   */
+  [startRun](
+    args: unknown,
+    lazy: LazyAbortController,
+    ctx: ToolCallContext | undefined,
+    options: RunJsonOptions | undefined,
+  ): unknown {
+    lazy.rawRun = false;
+    if (lazy.aborted) throw this.#cancelled(lazy);
+    let checked: ValidationResult | Promise<ValidationResult>;
+    try {
+      checked = this.#validate(args);
+    } catch (error) {
+      throw this.#validationThrew(error);
+    }
+    // An async validator (a Standard Schema, an async refinement) takes the general path.
+    if (checked instanceof Promise) return this.#runAwaited(args, lazy, options, checked, ctx);
+    if (!checked.ok) throw this.invalidArguments(checked.issues);
+    if (lazy.aborted) throw this.#cancelled(lazy);
+    let running: unknown;
+    try {
+      running = this.run(
+        checked.value as Record<string, unknown>,
+        ctx ?? new LazySignalContext(lazy, options?.callId ?? this.#nextCallId(), options),
+      );
+    } catch (error) {
+      throw runFailure(this.name, error, lazy);
+    }
+    lazy.rawRun = true;
+    return running;
+  }
+
+  /** Every other signal (an AbortSignal, a token, none), and a lazy controller with async validation. */
+  async #runAwaited(
+    args: unknown,
+    signal: SignalLike | LazyAbortController | undefined,
+    options: RunJsonOptions | undefined,
+    validation: Promise<ValidationResult> | undefined,
+    context?: ToolCallContext,
+  ): Promise<unknown> {
     const lazy = signal instanceof LazyAbortController ? signal : undefined;
     // The caller's AbortSignal; undefined for a lazy controller or no signal at all.
     const abortSignal =
@@ -137,28 +222,24 @@ export abstract class BaseTool implements Tool {
     if (abort.aborted) throw this.#cancelled(abort);
     let result: ValidationResult;
     try {
-      const checked = this.#validate(args);
+      const checked = validation ?? this.#validate(args);
       result = checked instanceof Promise ? await checked : checked;
     } catch (error) {
-      // A validator that throws (a buggy refinement) is the tool's failure, not the model's.
-      throw new ToolError(
-        'tool-error',
-        `tool '${this.name}': its argument validation threw: ${String(error)}`,
-        {
-          cause: error,
-          toolName: this.name,
-        },
-      );
+      throw this.#validationThrew(error);
     }
     if (!result.ok) throw this.invalidArguments(result.issues);
     if (abort.aborted) throw this.#cancelled(abort);
-    const callId = options?.callId ?? randomUUID();
-    const ctx: ToolCallContext =
-      lazy !== undefined
-        ? new LazySignalContext(lazy, callId)
-        : { signal: abortSignal ?? NEVER_ABORTED, callId };
-    if (options?.user !== undefined) ctx.user = options.user;
-    if (options?.deadline !== undefined) ctx.deadline = options.deadline;
+    let ctx: ToolCallContext;
+    if (context !== undefined) ctx = context;
+    else {
+      const callId = options?.callId ?? this.#nextCallId();
+      if (lazy !== undefined) ctx = new LazySignalContext(lazy, callId, options);
+      else {
+        ctx = { signal: abortSignal ?? NEVER_ABORTED, callId };
+        if (options?.user !== undefined) ctx.user = options.user;
+        if (options?.deadline !== undefined) ctx.deadline = options.deadline;
+      }
+    }
     let unwatch: (() => void) | undefined;
     try {
       const running = this.run(result.value as Record<string, unknown>, ctx);
@@ -171,16 +252,26 @@ export abstract class BaseTool implements Tool {
         Promise.resolve(running).then(resolve, reject);
       });
     } catch (error) {
-      if (error instanceof ToolError) throw error;
-      if (abort.aborted) throw this.#cancelled(abort);
-      const message = error instanceof Error ? error.message : String(error);
-      throw new ToolError('tool-error', `tool '${this.name}' failed: ${message}`, {
-        cause: error,
-        toolName: this.name,
-      });
+      throw runFailure(this.name, error, abort);
     } finally {
       unwatch?.();
     }
+  }
+
+  #nextCallId(): string {
+    return (this.#callIds ??= new CallIdSource()).next();
+  }
+
+  /** A validator that throws (a buggy refinement) is the tool's failure, not the model's. */
+  #validationThrew(error: unknown): ToolError {
+    return new ToolError(
+      'tool-error',
+      `tool '${this.name}': its argument validation threw: ${String(error)}`,
+      {
+        cause: error,
+        toolName: this.name,
+      },
+    );
   }
 
   /** A string passes through unchanged; `undefined` becomes `''`; anything else becomes JSON text. */
@@ -207,9 +298,11 @@ class LazySignalContext implements ToolCallContext {
   user?: string;
   deadline?: number;
 
-  constructor(lazy: LazyAbortController, callId: string) {
+  constructor(lazy: LazyAbortController, callId: string, options: RunJsonOptions | undefined) {
     this.#lazy = lazy;
     this.callId = callId;
+    if (options?.user !== undefined) this.user = options.user;
+    if (options?.deadline !== undefined) this.deadline = options.deadline;
   }
 
   get signal(): AbortSignal {

@@ -11,6 +11,8 @@
  * flight, every object a call keeps alive until its response survives a young-generation collection and
  * gets copied, so one object fewer per call is measurably less GC work.
  */
+// Imported, not the global: `globalThis.performance` is a lazy getter, read on every use.
+import { performance } from 'node:perf_hooks';
 
 /** The fields a scheduled object carries for {@link CallDeadlines}; start with `dueAt: 0, dueQueue: undefined`. */
 export interface Schedulable {
@@ -74,6 +76,10 @@ export class CallDeadlines<T extends Schedulable> {
     const queue = target.dueQueue as DeadlineQueue<T> | undefined;
     if (queue === undefined) return;
     target.dueQueue = undefined;
+    // The newest entry (a call that settled before any later one started, as sequential calls do)
+    // leaves at once: a pop is far cheaper than emptying the list by setting its length.
+    const entries = queue.entries;
+    if (entries[entries.length - 1] === target) entries.pop();
     compact(queue);
   }
 
@@ -120,7 +126,8 @@ function compact<T extends Schedulable>(queue: DeadlineQueue<T>): void {
   const entries = queue.entries;
   while (queue.head < entries.length && (entries[queue.head] as T).dueQueue !== queue) queue.head++;
   if (queue.head === entries.length) {
-    entries.length = 0;
+    // Setting `length` costs a runtime call even on an empty array.
+    if (entries.length !== 0) entries.length = 0;
     queue.head = 0;
     // Nothing live: keep the timer (re-arming per call costs more) but let the process exit.
     if (queue.held && queue.timer !== undefined) {

@@ -69,6 +69,11 @@ export class ConcurrencyLimiter {
 
   /** Gives a slot back, handing it to the next waiter if any. */
   release(): void {
+    // Nobody waiting (the usual case): nothing to hand over or compact.
+    if (this.#head === this.#queue.length) {
+      this.#active--;
+      return;
+    }
     while (this.#head < this.#queue.length) {
       const next = this.#queue[this.#head] as Waiter;
       this.#head++;
@@ -86,7 +91,8 @@ export class ConcurrencyLimiter {
   #compact(): void {
     while (this.#head < this.#queue.length && (this.#queue[this.#head] as Waiter).cancelled) this.#head++;
     if (this.#head === this.#queue.length) {
-      this.#queue.length = 0;
+      // Setting `length` costs a runtime call even on an empty array.
+      if (this.#head !== 0) this.#queue.length = 0;
       this.#head = 0;
     } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
       this.#queue.splice(0, this.#head);

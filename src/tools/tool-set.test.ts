@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ToolbusError } from '../errors/index.js';
 import { ToolError } from './errors.js';
 import { FunctionTool } from './function-tool.js';
-import type { ToolResult } from './tool.js';
+import type { Tool, ToolResult } from './tool.js';
 import {
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TOOL_TIMEOUT_MS,
@@ -70,7 +70,15 @@ describe('ToolSet basics', () => {
     const generated = await set.call('add', { a: 2, b: 2 });
     assert.equal(generated.content, '4');
     assert.equal(generated.arguments, undefined, 'given as an object: nothing to replay');
-    assert.match(generated.callId, /^[0-9a-f-]{36}$/);
+    assert.match(generated.callId, /^[0-9a-f]{16}-[0-9a-z]+$/);
+    const again = await set.call('add', { a: 2, b: 2 });
+    assert.notEqual(again.callId, generated.callId, 'every generated id is new');
+    const other = await new ToolSet([add]).call('add', { a: 2, b: 2 });
+    assert.notEqual(
+      other.callId.split('-')[0],
+      generated.callId.split('-')[0],
+      'each set has its own prefix',
+    );
   });
 
   test('result.arguments is the text to replay: set once it is a JSON object, even for an unknown tool or a failed call', async () => {
@@ -570,5 +578,143 @@ describe('ToolSet deadline budget', () => {
     const set = new ToolSet([stuck], { timeoutMs: 60_000 });
     const result = await set.call('stuck', '{}', { deadline: Date.now() + 30 });
     assertError(result, 'timeout', "tool 'stuck' timed out");
+  });
+});
+
+describe('ToolSet call paths: the same contract whichever way a tool is run', () => {
+  /** A `Tool` that is not a BaseTool: its own runJson, no validation. */
+  function plainTool(name: string, runJson: Tool['runJson']): Tool {
+    return {
+      name,
+      description: 'A plain Tool.',
+      schema: {
+        name,
+        description: 'A plain Tool.',
+        parameters: { type: 'object', properties: {}, required: [], additionalProperties: false },
+        strict: false,
+      },
+      runJson,
+      returnValueAsString: (value) => (typeof value === 'string' ? value : JSON.stringify(value)),
+    };
+  }
+
+  test('a plain Tool: its value, its ToolError kept, another toolbus error keeping its code, a timeout', async () => {
+    const set = new ToolSet(
+      [
+        plainTool('ok', async (args) => ({ echo: args })),
+        plainTool('unavailable', () => Promise.reject(new ToolbusError('unavailable', 'no service'))),
+        plainTool('stuck', () => new Promise(() => {})),
+        plainTool('throws', () => {
+          throw new TypeError('sync throw');
+        }),
+      ],
+      { timeoutMs: 20 },
+    );
+    assert.equal((await set.call('ok', '{"x":1}')).content, '{"echo":{"x":1}}');
+    assertError(await set.call('unavailable', '{}'), 'unavailable', 'no service');
+    assertError(await set.call('stuck', '{}'), 'timeout', 'after 20 ms');
+    assertError(await set.call('throws', '{}'), 'tool-error', "tool 'throws' failed: sync throw");
+    assert.equal(set.active, 0);
+  });
+
+  test('a wrapper Tool around a FunctionTool that ignores its signal still times out, with the slot freed', async () => {
+    const inner = new FunctionTool(() => new Promise(() => {}), {
+      name: 'inner',
+      description: 'Never settles.',
+      parameters: z.object({}),
+    });
+    const wrapper = plainTool('wrapper', (args, signal, options) => inner.runJson(args, signal, options));
+    const set = new ToolSet([wrapper], { timeoutMs: 20 });
+    assertError(await set.call('wrapper', '{}'), 'timeout', "tool 'wrapper' timed out after 20 ms");
+    assert.equal(set.active, 0);
+  });
+
+  test('a BaseTool that overrides runJson is called through its override', async () => {
+    class Audited extends FunctionTool<z.ZodObject<{ n: z.ZodNumber }>> {
+      readonly seen: unknown[] = [];
+      override runJson(...args: Parameters<FunctionTool['runJson']>): Promise<unknown> {
+        this.seen.push(args[0]);
+        return super.runJson(...args).then((value) => `audited ${String(value)}`);
+      }
+    }
+    const audited = new Audited(({ n }) => n * 2, {
+      name: 'audited',
+      description: 'Doubles, audited.',
+      parameters: z.object({ n: z.number() }),
+    });
+    const result = await new ToolSet([audited]).call('audited', '{"n":21}');
+    assert.equal(result.content, 'audited 42');
+    assert.deepEqual(audited.seen, [{ n: 21 }]);
+  });
+
+  test('a function tool that throws a toolbus error other than a ToolError fails with tool-error, as runJson does', async () => {
+    const tool = new FunctionTool(
+      () => {
+        throw new ToolbusError('unavailable', 'backend down');
+      },
+      { name: 'backend', description: 'Fails.', parameters: z.object({}) },
+    );
+    const later = new FunctionTool(
+      async () => {
+        await Promise.resolve();
+        throw new ToolbusError('unavailable', 'backend down later');
+      },
+      { name: 'later', description: 'Fails later.', parameters: z.object({}) },
+    );
+    const direct = await tool.runJson({}).catch((error: unknown) => error);
+    assert.ok(direct instanceof ToolError);
+    assert.equal(direct.code, 'tool-error');
+    const set = new ToolSet([tool, later]);
+    assertError(await set.call('backend', '{}'), 'tool-error', "tool 'backend' failed: backend down");
+    assertError(await set.call('later', '{}'), 'tool-error', "tool 'later' failed: backend down later");
+  });
+
+  test("the caller's signal aborted while the tool's synchronous part runs: cancelled, and the tool's late value is dropped", async () => {
+    const controller = new AbortController();
+    const aborts = new FunctionTool(
+      () => {
+        controller.abort();
+        return Promise.resolve('too late');
+      },
+      { name: 'aborts', description: 'Aborts its caller.', parameters: z.object({}) },
+    );
+    const set = new ToolSet([aborts]);
+    assertError(await set.call('aborts', '{}', { signal: controller.signal }), 'cancelled');
+    assert.equal(set.active, 0);
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+  });
+
+  test('an asynchronous refinement validates, rejects, and yields to a cancel while it runs', async () => {
+    const validating = gate();
+    const checked = new FunctionTool(({ n }) => n + 1, {
+      name: 'checked',
+      description: 'Adds one to an allowed number.',
+      parameters: z.object({ n: z.number() }).refine(async ({ n }) => {
+        if (n === 0) await validating.promise;
+        return n > 0 || n === 0;
+      }, 'n must not be negative'),
+    });
+    const set = new ToolSet([checked]);
+    assert.equal((await set.call('checked', '{"n":1}')).content, '2');
+    assertError(await set.call('checked', '{"n":-1}'), 'invalid-arguments', 'n must not be negative');
+    const controller = new AbortController();
+    const pending = set.call('checked', '{"n":0}', { signal: controller.signal });
+    controller.abort();
+    assertError(await pending, 'cancelled');
+    validating.open();
+    assert.equal(set.active, 0);
+  });
+
+  test('a synchronous function tool gives its result with the slot already free, and a tool may write ctx.deadline', async () => {
+    const writes = new FunctionTool(
+      (_args: Record<string, never>, ctx) => {
+        ctx.deadline = 42;
+        return String(ctx.deadline);
+      },
+      { name: 'writes', description: 'Writes its deadline.', parameters: z.object({}) },
+    );
+    const set = new ToolSet([writes]);
+    assert.equal((await set.call('writes', '{}')).content, '42');
+    assert.equal(set.active, 0);
   });
 });

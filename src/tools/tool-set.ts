@@ -1,7 +1,7 @@
 /**
  * @module `ToolSet`: the tools an agent sees, and the one place the tool error contract is applied.
  */
-import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { MAX_JSON_DEPTH, findJsonError, jsonDepth } from '../schema/index.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { CallDeadlines, type Schedulable } from './call-deadlines.js';
@@ -9,9 +9,18 @@ import { ToolbusError, isToolbusError, numberOption } from '../errors/index.js';
 import { ToolError, asToolError, toolAbortError } from './errors.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
 import { onAbort } from './abort-fanout.js';
-import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
+import type {
+  RunJsonOptions,
+  Tool,
+  ToolCallContext,
+  ToolCallOptions,
+  ToolProvider,
+  ToolResult,
+} from './tool.js';
 import { validateToolName } from './tool-name.js';
 import { truncateOutput } from './truncate-output.js';
+import { BaseTool, runFailure, startRun } from './base-tool.js';
+import { CallIdSource } from './call-id.js';
 import { hookList, runHooks, type Hook, type HookFn } from './hooks.js';
 
 /** Per-call timeout used when neither the call nor the set gives one (60 s). */
@@ -101,6 +110,9 @@ export class ToolSet implements ToolProvider {
   readonly #options: ResolvedToolSetOptions;
   readonly #limiter: ConcurrencyLimiter;
   readonly #deadlines = new CallDeadlines<CallControl>((control) => control.onDeadline());
+  readonly #scope: CallScope;
+  /** Made on the first call without an id: building a set (a registry reload) draws no randomness. */
+  #callIds: CallIdSource | undefined;
 
   /**
    * @throws {ToolbusError} `invalid-name` for an invalid or duplicate tool name; `usage` for a bad option.
@@ -142,6 +154,11 @@ export class ToolSet implements ToolProvider {
       describeUnknown: options.describeUnknown,
     };
     this.#limiter = new ConcurrencyLimiter(this.#options.concurrency);
+    this.#scope = {
+      deadlines: this.#deadlines,
+      limiter: this.#limiter,
+      maxOutputBytes: this.#options.maxOutputBytes,
+    };
   }
 
   /** The tools, in the order given. */
@@ -184,11 +201,16 @@ export class ToolSet implements ToolProvider {
   call(
     name: string,
     args: string | Record<string, unknown>,
-    options: ToolCallOptions = {},
+    options: ToolCallOptions = NO_OPTIONS,
   ): Promise<ToolResult> {
-    const callId = options.callId ?? randomUUID();
+    const callId = options.callId ?? (this.#callIds ??= new CallIdSource()).next();
     if (this.#options.onResult.length === 0 && this.#options.onError.length === 0) {
-      return this.#call(name, args, options, callId, options.user);
+      try {
+        return this.#call(name, args, options, callId, options.user);
+      } catch (error) {
+        // A throwing `describeUnknown` (or a getter of a caller's object): rejected, never thrown.
+        return Promise.reject(error);
+      }
     }
     return this.#callObserved(name, args, options, callId);
   }
@@ -210,7 +232,12 @@ export class ToolSet implements ToolProvider {
     return result;
   }
 
-  async #call(
+  /**
+   * Checks the call and starts it. Not an async function: a call that can run at once (a free slot, no
+   * `onCall` hook) makes one promise, settled by the tool's or by an abort (see CallControl); the others
+   * wait in {@link #callQueued}. May throw only what a caller's hook or getter throws.
+   */
+  #call(
     name: string,
     args: string | Record<string, unknown>,
     options: ToolCallOptions,
@@ -223,27 +250,31 @@ export class ToolSet implements ToolProvider {
     const replay = typeof args === 'string' && !(parsed instanceof ToolError) ? args : undefined;
     if (tool === undefined) {
       const more = this.#options.describeUnknown?.(name);
-      return failure(name, callId, unknownTool(name, this.#list, more), replay);
+      return Promise.resolve(failure(name, callId, unknownTool(name, this.#list, more), replay));
     }
-    if (parsed instanceof ToolError) return failure(name, callId, parsed);
+    if (parsed instanceof ToolError) return Promise.resolve(failure(name, callId, parsed));
 
     const timeoutMs = options.timeoutMs ?? tool.timeoutMs ?? this.#options.timeoutMs;
     if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
-      return failure(
-        name,
-        callId,
-        new ToolError(
-          'usage',
-          `tool '${name}': timeoutMs must be a positive number, got ${String(timeoutMs)}`,
-          {
-            toolName: name,
-          },
+      return Promise.resolve(
+        failure(
+          name,
+          callId,
+          new ToolError(
+            'usage',
+            `tool '${name}': timeoutMs must be a positive number, got ${String(timeoutMs)}`,
+            {
+              toolName: name,
+            },
+          ),
+          replay,
         ),
-        replay,
       );
     }
     const callerSignal = options.signal;
-    if (callerSignal?.aborted) return failure(name, callId, toolAbortError(callerSignal, name), replay);
+    if (callerSignal?.aborted) {
+      return Promise.resolve(failure(name, callId, toolAbortError(callerSignal, name), replay));
+    }
 
     // One budget per call: its timeout from now, cut short by the outermost caller's deadline. The tool
     // gets it as `ctx.deadline`, so a remote call sends the same budget on the wire.
@@ -252,68 +283,235 @@ export class ToolSet implements ToolProvider {
       callerDeadline !== undefined &&
       (typeof callerDeadline !== 'number' || Number.isNaN(callerDeadline))
     ) {
-      return failure(name, callId, badDeadline(name, callerDeadline), replay);
+      return Promise.resolve(failure(name, callId, badDeadline(name, callerDeadline), replay));
     }
     let deadline: number | undefined;
     let budgetMs = timeoutMs;
-    if (callerDeadline !== undefined || Number.isFinite(timeoutMs)) {
+    if (callerDeadline !== undefined) {
       const now = Date.now();
       deadline = now + timeoutMs;
-      if (callerDeadline !== undefined && callerDeadline < deadline) {
+      if (callerDeadline < deadline) {
         deadline = callerDeadline;
         budgetMs = callerDeadline - now;
-        if (!(budgetMs > 0)) return failure(name, callId, deadlinePassed(name), replay);
+        if (!(budgetMs > 0)) return Promise.resolve(failure(name, callId, deadlinePassed(name), replay));
       }
       if (deadline === Infinity) deadline = undefined;
     }
+    // With the timeout alone, `deadline` is worked out from the timer when first read (CallControl).
+    const timed = callerDeadline === undefined && Number.isFinite(timeoutMs);
 
-    // One controller per call, aborted by the caller's signal or by the deadline (see CallControl).
-    const control = new CallControl(name, budgetMs, callerSignal);
+    // One object per call: abort controller, deadline entry, caller-signal listener and the call's state.
+    const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, callerSignal);
+    control.setDeadline(deadline, timed);
     // One listener on the caller's signal however many calls share it; `handleEvent`: no closure per call.
-    const unwatch = callerSignal === undefined ? undefined : onAbort(callerSignal, control);
+    if (callerSignal !== undefined) control.unwatch = onAbort(callerSignal, control);
     // Deadlines share one timer per timeout value (see CallDeadlines): a setTimeout per call
     // would cost more than the call itself.
     if (Number.isFinite(budgetMs)) this.#deadlines.add(budgetMs, control);
-    let holding = false;
+    if (this.#options.onCall.length > 0 || !this.#limiter.tryAcquire()) {
+      return this.#callQueued(control, tool, parsed, user);
+    }
+    control.holding = true;
+    return control.run(parsed, user);
+  }
+
+  /** A call that waits for a slot or for its `onCall` hooks: the same steps, awaited. */
+  async #callQueued(
+    control: CallControl,
+    tool: Tool,
+    parsed: Record<string, unknown>,
+    user: string | undefined,
+  ): Promise<ToolResult> {
+    const name = control.name;
     try {
-      if (this.#limiter.tryAcquire()) holding = true;
+      if (this.#limiter.tryAcquire()) control.holding = true;
       else {
         await this.#limiter.acquire(control.signal);
-        holding = true;
+        control.holding = true;
       }
       if (this.#options.onCall.length > 0) {
         if (control.aborted) throw control.reason;
-        const event: ToolCallEvent = { name, callId, arguments: parsed, user, tool };
+        const event: ToolCallEvent = {
+          name,
+          callId: control.callId,
+          arguments: parsed,
+          user,
+          tool,
+        };
         // Raced like the tool itself: a hook that never settles (an approval nobody answers) must not
         // outlive the call's cancel or deadline.
-        await new Promise<void>((resolve, reject) => {
-          control.stop = reject;
-          runHooks(this.#options.onCall, event, 'veto').then(resolve, reject);
-        });
+        await control.race(runHooks(this.#options.onCall, event, 'veto'));
       }
       if (control.aborted) throw control.reason;
-      const value = await new Promise<unknown>((resolve, reject) => {
-        control.stop = reject;
-        tool.runJson(parsed, control, { callId, user, deadline }).then(resolve, reject);
-      });
-      return this.#success(tool, name, callId, value, replay);
+      const runOptions: RunJsonOptions = { callId: control.callId, user, deadline: control.deadline };
+      const value = await control.race(tool.runJson(parsed, control, runOptions));
+      return control.success(value);
     } catch (error) {
-      return failure(name, callId, toToolError(name, error, control), replay);
+      return failure(name, control.callId, toToolError(name, error, control), control.replay);
     } finally {
-      this.#deadlines.cancel(control);
-      unwatch?.();
-      if (holding) this.#limiter.release();
+      control.release();
     }
   }
+}
 
-  #success(tool: Tool, name: string, callId: string, value: unknown, replay: string | undefined): ToolResult {
+/** The context a tool gets on ToolSet's direct path: its signal and deadline come from the call's control. */
+class CallContext implements ToolCallContext {
+  readonly #control: CallControl;
+  readonly callId: string;
+  user?: string;
+
+  constructor(control: CallControl, user: string | undefined) {
+    this.#control = control;
+    this.callId = control.callId;
+    if (user !== undefined) this.user = user;
+  }
+
+  get signal(): AbortSignal {
+    return this.#control.signal;
+  }
+
+  get deadline(): number | undefined {
+    return this.#control.deadline;
+  }
+
+  /** Written by the tool itself (as a plain context's field could be): the tool sees what it wrote. */
+  set deadline(value: number | undefined) {
+    Object.defineProperty(this, 'deadline', { value, writable: true, enumerable: true, configurable: true });
+  }
+}
+
+const baseRunJson = BaseTool.prototype.runJson;
+/** The options of a call given none: shared (never written), so such a call allocates no object for them. */
+const NO_OPTIONS: ToolCallOptions = Object.freeze({});
+
+/** What a call needs of its set once it runs: the deadline queue, the slots and the output cap. */
+interface CallScope {
+  readonly deadlines: CallDeadlines<CallControl>;
+  readonly limiter: ConcurrencyLimiter;
+  readonly maxOutputBytes: number;
+}
+
+/**
+ * One call of a ToolSet: its abort side, its deadline entry, its caller-signal listener and what it
+ * needs to finish, in one object, so a call allocates little besides its promise.
+ *
+ * The AbortSignal is created only if the tool reads `ctx.signal` (see LazyAbortController). An abort
+ * (the caller's signal, the deadline) rejects the promise the call waits on (`stop`), or on the direct
+ * path ({@link run}) settles the call's result at once, so the call returns even when the tool ignores
+ * its signal.
+ */
+class CallControl extends LazyAbortController implements Schedulable {
+  dueAt = 0;
+  dueQueue: unknown = undefined;
+  /** Stops listening to the caller's signal. */
+  unwatch: (() => void) | undefined = undefined;
+  /** Whether the call holds one of the set's slots. */
+  holding = false;
+  readonly name: string;
+  readonly callId: string;
+  readonly replay: string | undefined;
+  readonly #scope: CallScope;
+  readonly #tool: Tool;
+  readonly #timeoutMs: number;
+  readonly #callerSignal: AbortSignal | undefined;
+  /** Settles the result of a call on the direct path; undefined before it runs and once settled. */
+  #settle: ((result: ToolResult) => void) | undefined = undefined;
+  #deadline: number | undefined = undefined;
+  /** True until the deadline of a call with the timeout alone has been worked out (see {@link deadline}). */
+  #timed = false;
+
+  constructor(
+    scope: CallScope,
+    tool: Tool,
+    name: string,
+    callId: string,
+    replay: string | undefined,
+    timeoutMs: number,
+    callerSignal: AbortSignal | undefined,
+  ) {
+    super();
+    this.#scope = scope;
+    this.#tool = tool;
+    this.name = name;
+    this.callId = callId;
+    this.replay = replay;
+    this.#timeoutMs = timeoutMs;
+    this.#callerSignal = callerSignal;
+  }
+
+  /** Sets the call's deadline: known now (epoch ms or none), or `timed`: from its timer, when first read. */
+  setDeadline(deadline: number | undefined, timed: boolean): void {
+    this.#deadline = deadline;
+    this.#timed = timed;
+  }
+
+  /**
+   * The call's absolute deadline (epoch ms), if it has one. For a call with only its own timeout it is
+   * the wall-clock time of the timer's due time, worked out on first read and kept: most tools never
+   * ask, and a clock read costs as much as a good part of a trivial call.
+   */
+  get deadline(): number | undefined {
+    if (this.#timed) {
+      this.#timed = false;
+      // Whole milliseconds, rounded up: never before the timer is due.
+      this.#deadline = Math.ceil(Date.now() + (this.dueAt - performance.now()));
+    }
+    return this.#deadline;
+  }
+
+  /**
+   * The direct path: runs the tool now (the caller holds a slot) and returns the call's one promise.
+   * The run's own promise settles it, or an abort does first (see {@link abort}).
+   */
+  run(parsed: Record<string, unknown>, user: string | undefined): Promise<ToolResult> {
+    const tool = this.#tool;
+    // A BaseTool that keeps BaseTool's own runJson is started without the promise runJson puts around
+    // its run: this call's result promise is then the only one.
+    const direct = tool instanceof BaseTool && tool.runJson === baseRunJson;
+    let running: unknown;
+    let raw: boolean;
+    let plain: boolean;
+    try {
+      running = direct
+        ? tool[startRun](parsed, this, new CallContext(this, user), undefined)
+        : tool.runJson(parsed, this, { callId: this.callId, user, deadline: this.deadline });
+      raw = direct && this.rawRun;
+      plain = raw && typeof (running as { then?: unknown } | null | undefined)?.then !== 'function';
+    } catch (error) {
+      return Promise.resolve(this.#finish(this.#failure(error)));
+    }
+    if (plain) {
+      // `run` returned a plain value (a synchronous function): the call is done now.
+      return Promise.resolve(this.#finish(this.aborted ? this.#failure(this.reason) : this.success(running)));
+    }
+    return new Promise<ToolResult>((resolve) => {
+      this.#settle = resolve;
+      // Aborted while the tool's synchronous part ran, before there was a result to settle.
+      if (this.aborted) this.#done(this.#failure(this.reason));
+      try {
+        (running as Promise<unknown>).then(
+          (value) => {
+            if (this.#settle !== undefined) this.#done(this.success(value));
+          },
+          (error: unknown) => this.#done(this.#failure(raw ? runFailure(this.name, error, this) : error)),
+        );
+      } catch (error) {
+        // Not a promise (a runJson breaking the contract, or a `then` that throws): a failure like any other.
+        this.#done(this.#failure(raw ? runFailure(this.name, error, this) : error));
+      }
+    });
+  }
+
+  /** The result for the tool's return value: as text, capped at the set's output limit. */
+  success(value: unknown): ToolResult {
+    const name = this.name;
     let content: string;
     try {
-      content = tool.returnValueAsString(value);
+      content = this.#tool.returnValueAsString(value);
     } catch (error) {
       return failure(
         name,
-        callId,
+        this.callId,
         new ToolError(
           'tool-error',
           `tool '${name}': its result cannot be turned into text: ${String(error)}`,
@@ -322,58 +520,80 @@ export class ToolSet implements ToolProvider {
             toolName: name,
           },
         ),
-        replay,
+        this.replay,
       );
     }
-    const capped = truncateOutput(content, this.#options.maxOutputBytes);
-    const result: ToolResult = { name, callId, content: capped.text, isError: false };
-    if (replay !== undefined) result.arguments = replay;
-    if (capped.cutBytes > 0) result.truncatedBytes = capped.cutBytes;
+    const maxBytes = this.#scope.maxOutputBytes;
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: short output needs no byte count (nor a cut).
+    const capped = content.length * 3 <= maxBytes ? undefined : truncateOutput(content, maxBytes);
+    const result: ToolResult =
+      this.replay === undefined
+        ? { name, callId: this.callId, content: capped?.text ?? content, isError: false }
+        : {
+            name,
+            callId: this.callId,
+            content: capped?.text ?? content,
+            isError: false,
+            arguments: this.replay,
+          };
+    if (capped !== undefined && capped.cutBytes > 0) result.truncatedBytes = capped.cutBytes;
     return result;
   }
-}
 
-/**
- * The abort side of one call. Its AbortSignal is created only if the tool reads `ctx.signal` (see
- * LazyAbortController). Aborting also rejects the call's race promise (`stop`), so the call returns
- * even when the tool ignores its signal. Listener and deadline target in one object, so the hot path
- * allocates no closures.
- */
-class CallControl extends LazyAbortController implements Schedulable {
-  /** Rejects the promise the call is waiting on. */
-  stop: ((reason: unknown) => void) | undefined;
-  dueAt = 0;
-  dueQueue: unknown = undefined;
-  readonly #name: string;
-  readonly #timeoutMs: number;
-  readonly #callerSignal: AbortSignal | undefined;
+  /** Frees what the call holds (its deadline entry, its listener, its slot); idempotent. */
+  release(): void {
+    this.#scope.deadlines.cancel(this);
+    const unwatch = this.unwatch;
+    if (unwatch !== undefined) {
+      this.unwatch = undefined;
+      unwatch();
+    }
+    if (this.holding) {
+      this.holding = false;
+      this.#scope.limiter.release();
+    }
+  }
 
-  constructor(name: string, timeoutMs: number, callerSignal: AbortSignal | undefined) {
-    super();
-    this.#name = name;
-    this.#timeoutMs = timeoutMs;
-    this.#callerSignal = callerSignal;
+  /** Aborts; on the direct path the call's result settles now, with the abort's error. */
+  override abort(reason: unknown): void {
+    if (this.aborted) return;
+    super.abort(reason);
+    if (this.#settle !== undefined) this.#done(this.#failure(reason));
   }
 
   /** The caller's signal aborted. */
   handleEvent(): void {
-    this.#abortWith(toolAbortError(this.#callerSignal ?? { aborted: true, reason: undefined }, this.#name));
+    this.abort(toolAbortError(this.#callerSignal ?? { aborted: true, reason: undefined }, this.name));
   }
 
   /** The deadline passed. */
   onDeadline(): void {
-    this.#abortWith(
+    this.abort(
       new ToolError(
         'timeout',
-        `tool '${this.#name}' timed out after ${this.#timeoutMs} ms and was cancelled; try again with a smaller request`,
-        { toolName: this.#name },
+        `tool '${this.name}' timed out after ${this.#timeoutMs} ms and was cancelled; try again with a smaller request`,
+        { toolName: this.name },
       ),
     );
   }
 
-  #abortWith(reason: ToolError): void {
-    this.abort(reason);
-    this.stop?.(reason);
+  #failure(error: unknown): ToolResult {
+    return failure(this.name, this.callId, toToolError(this.name, error, this), this.replay);
+  }
+
+  /** Releases what the call holds and hands back `result`, for a result settled outside {@link #done}. */
+  #finish(result: ToolResult): ToolResult {
+    this.release();
+    return result;
+  }
+
+  /** Settles the direct path's result once: the first of the run and an abort wins. */
+  #done(result: ToolResult): void {
+    const settle = this.#settle;
+    if (settle === undefined) return;
+    this.#settle = undefined;
+    this.release();
+    settle(result);
   }
 }
 
@@ -430,12 +650,16 @@ export function parseToolArguments(
   let value: unknown = args;
   if (typeof args === 'string') {
     // Some servers send '' for a tool without arguments: the same fresh object as '{}' (a shared frozen
-    // one made a tool that fills in its own defaults fail with "object is not extensible").
-    if (args.trim() === '') return {};
+    // one made a tool that fills in its own defaults fail with "object is not extensible"). Only text
+    // that starts with a space, a control character or a non-ASCII one (which `trim` may remove) can be
+    // blank, so the usual `{...}` skips the trimmed copy.
+    const first = args.charCodeAt(0);
+    if (args.length === 0 || ((first <= 0x20 || first >= 0x7f) && args.trim() === '')) return {};
     // A leading UTF-8 byte order mark (sent by some proxies and Windows tooling) is invisible and means
     // nothing, but JSON.parse rejects it: read the arguments as if it were not there.
-    const text = args.charCodeAt(0) === 0xfeff ? args.slice(1) : args;
-    if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    const text = first === 0xfeff ? args.slice(1) : args;
+    // Nesting deeper than MAX_JSON_DEPTH takes more than MAX_JSON_DEPTH brackets: shorter text needs no scan.
+    if (text.length > MAX_JSON_DEPTH && jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
       return new ToolError(
         'invalid-arguments',
         `tool '${name}': the arguments nest deeper than ${MAX_JSON_DEPTH} levels of arrays and objects; flatten them`,
