@@ -26,7 +26,7 @@ import { measure, type BenchRow, type BenchTable } from './harness.js';
 const root = new URL('..', import.meta.url).pathname;
 const CONCURRENCY = [1, 64, 512];
 /** Interleaved rounds at each concurrency (short sequential rounds get more). */
-const ROUNDS: Record<number, number> = { 1: 24, 64: 12, 512: 12 };
+const ROUNDS: Record<number, number> = { 1: 36, 64: 12, 512: 12 };
 /** How long one pattern runs in one round. */
 const ROUND_MS: Record<number, number> = { 1: 400, 64: 500, 512: 600 };
 /**

@@ -3,7 +3,32 @@
  * Usage: npm run bench [-- filter ...]
  */
 import { readdirSync } from 'node:fs';
-import { printTable, type BenchSuite } from './harness.js';
+import { printTable, type BenchTable } from './harness.js';
+
+/**
+ * A table of figures other than throughput and latency (e.g. bytes per call), printed as given: a
+ * suite may return it among its `BenchTable`s.
+ */
+export interface TextTable {
+  title: string;
+  /** The header cells. */
+  columns: string[];
+  /** One array of cells per row, in column order. */
+  rows: string[][];
+  /** Free-form lines printed under the table (targets, method). */
+  notes?: string[];
+}
+
+/** What a `bench/*.bench.ts` module exports as default. */
+type Suite = () => Promise<(BenchTable | TextTable)[]>;
+
+function printTextTable(table: TextTable): void {
+  const lines = [`\n## ${table.title}\n`, `| ${table.columns.join(' | ')} |`];
+  lines.push(`|${table.columns.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
+  for (const row of table.rows) lines.push(`| ${row.join(' | ')} |`);
+  for (const note of table.notes ?? []) lines.push(`\n${note}`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
 
 const filters = process.argv.slice(2);
 const dir = new URL('.', import.meta.url);
@@ -14,8 +39,11 @@ const files = readdirSync(dir)
 
 process.stdout.write(`# toolbus benchmarks (node ${process.version}, ${new Date().toISOString()})\n`);
 for (const file of files) {
-  const mod = (await import(new URL(file, dir).href)) as { default: BenchSuite };
+  const mod = (await import(new URL(file, dir).href)) as { default: Suite };
   const tables = await mod.default();
-  for (const table of tables) printTable(table);
+  for (const table of tables) {
+    if ('columns' in table) printTextTable(table);
+    else printTable(table);
+  }
 }
 process.exit(0);

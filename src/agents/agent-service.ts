@@ -7,8 +7,9 @@ import type { BusMessage, MessageBus } from '../bus/index.js';
 import { canonicalTopic } from '../bus/index.js';
 import {
   RpcServer,
+  RpcServerCall,
   checkQueuePair,
-  type RpcServerCall,
+  type RpcCallOwner,
   type RpcServerEvent,
   type RpcServerProtocol,
 } from '../services/index.js';
@@ -64,8 +65,18 @@ export interface AgentServiceOptions {
   hooks?: AgentServiceHooks;
 }
 
+/** One agent request being served: the RPC call with its decoded request. */
+class AgentCall extends RpcServerCall {
+  readonly request: AgentRequest;
+
+  constructor(owner: RpcCallOwner, message: BusMessage, id: string, request: AgentRequest) {
+    super(owner, id, message.properties);
+    this.request = request;
+  }
+}
+
 /** The agent codec for the RPC server: `AgentRequest` in, `AgentResponse`s out, the run in between. */
-class AgentProtocol implements RpcServerProtocol<AgentRequest> {
+class AgentProtocol implements RpcServerProtocol<AgentCall> {
   readonly name = 'agent service';
   /** A stopped replica tells its callers to go elsewhere, not that they cancelled. */
   readonly stopCode = 'unavailable';
@@ -81,12 +92,12 @@ class AgentProtocol implements RpcServerProtocol<AgentRequest> {
     return `agent request '${id}'`;
   }
 
-  decode(message: BusMessage): AgentRequest {
-    return decodeAgentRequest(message.text ?? message.body);
+  decode(message: BusMessage, owner: RpcCallOwner, id: string): AgentCall {
+    return new AgentCall(owner, message, id, decodeAgentRequest(message.text ?? message.body));
   }
 
   /** Runs the agent, streaming its events as responses; resolves with the closing answer's content. */
-  async serve(call: RpcServerCall<AgentRequest>): Promise<string> {
+  async serve(call: AgentCall): Promise<string> {
     const request = call.request;
     // One response at a time, in order; the closing one is sent by the server once the run settles.
     let chain: Promise<void> = Promise.resolve();
@@ -213,7 +224,7 @@ class AgentProtocol implements RpcServerProtocol<AgentRequest> {
  */
 export class AgentService {
   readonly #requestQueue: string;
-  readonly #server: RpcServer<AgentRequest>;
+  readonly #server: RpcServer<AgentCall>;
 
   /**
    * @throws ToolbusError `invalid-config` for an invalid queue name, one topic for both queues, a
@@ -242,7 +253,7 @@ export class AgentService {
       },
     );
     this.#requestQueue = requestQueue;
-    this.#server = new RpcServer<AgentRequest>(
+    this.#server = new RpcServer<AgentCall>(
       {
         bus: options.bus,
         requestQueue,

@@ -40,6 +40,8 @@ interface TopicEntry {
 }
 
 const EMPTY_PROPERTIES: BusProperties = Object.freeze({});
+/** What every accepted publish returns: one settled promise, so callers can tell it needs no handler. */
+const RESOLVED: Promise<void> = Promise.resolve();
 /** Canonical names remembered per bus; beyond this many distinct names the cache starts over. */
 const MAX_CACHED_TOPICS = 1024;
 const encoder = new TextEncoder();
@@ -144,7 +146,7 @@ export class MemoryBus implements MessageBus {
       tracker.left = targets;
       if (targets === 0) queueMicrotask(tracker.report);
     }
-    return Promise.resolve();
+    return RESOLVED;
   }
 
   /** Rejects with code `closed` after {@link close}, and `invalid-config` for a malformed topic name. */

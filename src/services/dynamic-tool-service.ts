@@ -9,7 +9,8 @@ import { notifyHooks, type Hook } from '../tools/index.js';
 import { startServiceAnnouncer, type DynamicToolServiceAnnounceOptions } from './announcements.js';
 import {
   RpcServer,
-  type RpcServerCall,
+  RpcServerCall,
+  type RpcCallOwner,
   type RpcServerEvent,
   type RpcServerProtocol,
   type RpcServerStats,
@@ -144,59 +145,43 @@ interface ResolvedOptions {
 }
 
 /**
- * One decoded request (the envelope's `user`, its `config` and `arguments` parsed), which is also what
- * `invoke` gets as `ctx` once the call runs: a view of the call without its internals, and one object per
- * call instead of two.
+ * One call with its decoded request (the envelope's `user`, its `config` and `arguments` parsed). It is
+ * also what `invoke` gets as `ctx`: the RPC call's public side is exactly the context, and one object per
+ * call in flight costs less than a call plus a request plus a view of them.
  */
-class ToolInvocation implements ToolServiceInvokeContext {
+class ToolServiceCall extends RpcServerCall implements ToolServiceInvokeContext {
   readonly user: string;
   readonly config: Record<string, unknown>;
   readonly args: Record<string, unknown>;
-  #call: RpcServerCall<ToolInvocation> | undefined;
 
-  constructor(user: string, config: Record<string, unknown>, args: Record<string, unknown>) {
+  constructor(
+    owner: RpcCallOwner,
+    id: string,
+    properties: BusProperties,
+    user: string,
+    config: Record<string, unknown>,
+    args: Record<string, unknown>,
+  ) {
+    super(owner, id, properties);
     this.user = user;
     this.config = config;
     this.args = args;
   }
-
-  /** Ties the request to the call it became, once it runs. */
-  bind(call: RpcServerCall<ToolInvocation>): this {
-    this.#call = call;
-    return this;
-  }
-
-  get signal(): AbortSignal {
-    return this.#call!.signal;
-  }
-
-  get id(): string {
-    return this.#call!.id;
-  }
-
-  get deadline(): number | undefined {
-    return this.#call!.deadline;
-  }
-
-  get traceparent(): string | undefined {
-    return this.#call!.traceparent;
-  }
-
-  get properties(): BusProperties {
-    return this.#call!.properties;
-  }
-
-  write(chunk: unknown): Promise<void> {
-    return this.#call!.write(chunk);
-  }
 }
 
 /** The tool-service codec over the RPC layer: the seed's envelopes, `invoke`, and the service's hooks. */
-class ToolServiceProtocol implements RpcServerProtocol<ToolInvocation> {
+class ToolServiceProtocol implements RpcServerProtocol<ToolServiceCall> {
   readonly name: string;
   readonly #service: string;
   readonly #hooks: DynamicToolServiceHooks;
   readonly #invoke: ToolServiceInvoke;
+  /**
+   * The last `config` text whose values are all primitives, and a private parse of it: a tool sends the
+   * same config on every call, and a shallow copy costs far less than parsing it again. Every call still
+   * gets an object of its own, the same as a parse would give.
+   */
+  #configText: string | undefined = undefined;
+  #config: Record<string, unknown> = {};
 
   constructor(service: string, hooks: DynamicToolServiceHooks, invoke: ToolServiceInvoke) {
     this.name = `tool service '${service}'`;
@@ -209,18 +194,31 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolInvocation> {
     return `call '${id}'`;
   }
 
-  decode(message: BusMessage): ToolInvocation {
+  decode(message: BusMessage, owner: RpcCallOwner, id: string): ToolServiceCall {
     const request = decodeRequest(message.text ?? message.body);
-    return new ToolInvocation(
+    return new ToolServiceCall(
+      owner,
+      id,
+      message.properties,
       request.user,
-      decodeEnvelopeObject(request.config, 'config'),
+      this.#decodeConfig(request.config),
       decodeEnvelopeObject(request.arguments, 'arguments'),
     );
   }
 
-  serve(call: RpcServerCall<ToolInvocation>): unknown {
-    const invocation = call.request.bind(call);
-    return this.#invoke(invocation.user, invocation.config, invocation.args, invocation);
+  #decodeConfig(text: string): Record<string, unknown> {
+    if (text === this.#configText) return { ...this.#config };
+    const config = decodeEnvelopeObject(text, 'config');
+    if (isFlat(config)) {
+      this.#configText = text;
+      // A copy: `invoke` may change the object it is given.
+      this.#config = { ...config };
+    }
+    return config;
+  }
+
+  serve(call: ToolServiceCall): unknown {
+    return this.#invoke(call.user, call.config, call.args, call);
   }
 
   encodeResult(value: unknown): string {
@@ -304,7 +302,7 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolInvocation> {
  */
 export class DynamicToolService {
   readonly #options: ResolvedOptions;
-  readonly #server: RpcServer<ToolInvocation>;
+  readonly #server: RpcServer<ToolServiceCall>;
 
   /**
    * @throws ToolbusError `invalid-config` for a bad queue name, one topic for both queues, `concurrency` or
@@ -316,7 +314,7 @@ export class DynamicToolService {
     const announce = options.announce;
     const invoke: ToolServiceInvoke =
       resolved.invoke ?? ((user, config, args, context) => this.invoke(user, config, args, context));
-    this.#server = new RpcServer<ToolInvocation>(
+    this.#server = new RpcServer<ToolServiceCall>(
       {
         bus: resolved.bus,
         requestQueue: resolved.requestQueue,
@@ -405,6 +403,15 @@ export class DynamicToolService {
       `tool service '${this.id}' has no invoke: pass 'invoke' in the options or override invoke()`,
     );
   }
+}
+
+/** True when no value is an object or array, so a shallow copy shares nothing that can be changed. */
+function isFlat(value: Record<string, unknown>): boolean {
+  for (const key in value) {
+    const item = value[key];
+    if (item !== null && typeof item === 'object') return false;
+  }
+  return true;
 }
 
 function resolveOptions(options: DynamicToolServiceOptions): ResolvedOptions {

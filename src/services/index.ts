@@ -32,6 +32,7 @@ export type {
   RpcServerOptions,
   RpcServerStats,
   RpcServerEvent,
+  RpcCallOwner,
   RpcClientProtocol,
   RpcClientOptions,
   RpcCallOptions,

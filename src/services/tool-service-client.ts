@@ -108,23 +108,37 @@ const NO_OPTIONS: ToolServiceCallOptions = Object.freeze({});
 /** A call of a tool service, in either mode. */
 type ToolCall = CollectCall | ToolStreamCall;
 
+/**
+ * Settles a promise with a rejection through its resolve function: resolving with a thenable makes the
+ * promise call `then` with a fresh pair of settlers (one microtask later). A call in flight so keeps one
+ * settler instead of two, 64 bytes fewer per call; only failures pay the extra microtask.
+ */
+class Rejection {
+  readonly #error: unknown;
+  constructor(error: unknown) {
+    this.#error = error;
+  }
+  then(_resolve: unknown, reject: (error: unknown) => void): void {
+    reject(this.#error);
+  }
+}
+
 /** A `call()`: collects the chunks and settles its promise. */
 class CollectCall extends RpcClientCall<ToolServiceResponse> {
   readonly toolName: string | undefined;
-  readonly #resolve: (text: string) => void;
-  readonly #reject: (error: ToolbusError) => void;
+  #resolve: (result: string | Rejection) => void = ignore;
   /** The response text so far: one chunk, or several once a reply streams. */
   #text: string | string[] | undefined = undefined;
 
-  constructor(
-    toolName: string | undefined,
-    resolve: (text: string) => void,
-    reject: (error: ToolbusError) => void,
-  ) {
+  constructor(toolName: string | undefined) {
     super();
     this.toolName = toolName;
-    this.#resolve = resolve;
-    this.#reject = reject;
+  }
+
+  /** The executor of the call's promise, bound to the call: no closure and context per call. */
+  takeResolver(resolve: (result: string) => void): void {
+    // The promise resolves to a string only: a `Rejection` is a thenable that rejects it.
+    this.#resolve = resolve as (result: string | Rejection) => void;
   }
 
   receive(response: ToolServiceResponse, last: boolean): void {
@@ -139,10 +153,12 @@ class CollectCall extends RpcClientCall<ToolServiceResponse> {
     }
   }
 
-  fail(error: ToolbusError): void {
-    this.#reject(error);
+  fail(error: unknown): void {
+    this.#resolve(new Rejection(error));
   }
 }
+
+function ignore(): void {}
 
 /** A `stream()`: yields each non-empty chunk. */
 class ToolStreamCall extends StreamCall<ToolServiceResponse, string> {
@@ -314,9 +330,15 @@ export class ToolServiceClient {
     args: Record<string, unknown> | string,
     options: ToolServiceCallOptions = NO_OPTIONS,
   ): Promise<string> {
-    return new Promise<string>((resolve, reject) => {
-      this.#start(new CollectCall(options.toolName, resolve, reject), user, config, args, options);
-    });
+    const call = new CollectCall(options.toolName);
+    const promise = new Promise<string>(call.takeResolver.bind(call));
+    try {
+      this.#start(call, user, config, args, options);
+    } catch (error) {
+      // As a throwing executor would: the promise rejects (a bad `signal`, say), call() never throws.
+      call.fail(error);
+    }
+    return promise;
   }
 
   /**

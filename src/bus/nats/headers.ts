@@ -16,6 +16,8 @@ import type { BusProperties } from '../index.js';
 import { PreEncodedHeaders, rawHeaderBlock } from './nats-internals.js';
 
 const HEADER_KEY = /^[\x21-\x39\x3b-\x7e]+$/;
+/** The envelope's property names (valid header names): most messages carry them, so they skip the pattern. */
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['id', 'deadline', 'traceparent', 'tracestate', 'cancel']);
 /** `NATS/1.0\r\n` before the lines and `\r\n` after them. */
 const FRAMING_BYTES = 12;
 const decoder = new TextDecoder();
@@ -51,7 +53,7 @@ export function encodeText(text: string): Uint8Array {
 
 /** Throws unless NATS headers can carry `key: value` as written. */
 function checkProperty(topic: string, key: string, value: unknown): asserts value is string {
-  if (!HEADER_KEY.test(key)) {
+  if (!ENVELOPE_KEYS.has(key) && !HEADER_KEY.test(key)) {
     throw new ToolbusError(
       'invalid-request',
       `cannot publish to topic '${topic}': property '${key}' cannot be a NATS header name ` +

@@ -92,10 +92,56 @@ export interface NatsBusOptions {
 /** Options of {@link NatsBus.connect}: the connection's ({@link NatsConnectOptions}) and the bus's. */
 export interface NatsBusConnectOptions extends Omit<NatsBusOptions, 'ownsConnection'>, NatsConnectOptions {}
 
-interface UnavailableWatch {
-  topic: string;
-  subject: string;
-  onUnavailable: NonNullable<PublishOptions['onUnavailable']>;
+type OnUnavailable = NonNullable<PublishOptions['onUnavailable']>;
+
+/**
+ * The no-responders watches of a run of consecutive publishes, by token: slot `token - base`. Two
+ * arrays instead of an object and a Map entry per publish: every request is watched, and a batch holds
+ * every publish of one settle interval.
+ */
+class WatchBatch {
+  readonly base: number;
+  callbacks: (OnUnavailable | undefined)[] = [];
+  topics: string[] = [];
+  /** Watches not yet taken. */
+  live = 0;
+
+  constructor(base: number) {
+    this.base = base;
+  }
+
+  /** Watches `token` (at least `base`: tokens only grow, and a batch begins at the next one). */
+  add(token: number, onUnavailable: OnUnavailable, topic: string): void {
+    const slot = token - this.base;
+    this.callbacks[slot] = onUnavailable;
+    this.topics[slot] = topic;
+    this.live++;
+  }
+
+  /** Removes and returns the watch of `token`, when this batch holds it. */
+  take(token: number): { onUnavailable: OnUnavailable; topic: string } | undefined {
+    const slot = token - this.base;
+    const onUnavailable = this.callbacks[slot];
+    if (onUnavailable === undefined) return undefined;
+    this.callbacks[slot] = undefined;
+    this.live--;
+    return { onUnavailable, topic: this.topics[slot]! };
+  }
+
+  /** The watches not yet taken. */
+  remaining(): { onUnavailable: OnUnavailable; topic: string }[] {
+    const out: { onUnavailable: OnUnavailable; topic: string }[] = [];
+    this.callbacks.forEach((onUnavailable, slot) => {
+      if (onUnavailable !== undefined) out.push({ onUnavailable, topic: this.topics[slot]! });
+    });
+    return out;
+  }
+
+  clear(): void {
+    this.callbacks = [];
+    this.topics = [];
+    this.live = 0;
+  }
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -162,8 +208,8 @@ export class NatsBus implements MessageBus {
   #inbox: string | undefined;
   #inboxSubscription: Subscription | undefined;
   #sequence = 0;
-  #watching = new Map<number, UnavailableWatch>();
-  #settling: Map<number, UnavailableWatch> | undefined;
+  #watching = new WatchBatch(0);
+  #settling: WatchBatch | undefined;
   #settleTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
@@ -235,12 +281,12 @@ export class NatsBus implements MessageBus {
         this.connection.publish(subject, encoded, headers ? { headers } : undefined);
         return RESOLVED;
       }
-      // Watches are keyed by number: a string key would be one more object kept until the next flush.
       const token = this.#sequence++;
       const inbox = this.#inbox ?? this.#openInbox();
       this.connection.publish(subject, encoded, { headers, reply: `${inbox}.${token.toString(36)}` });
-      // Registered after the publish: a 503 can only arrive in a later turn of the event loop.
-      this.#watching.set(token, { topic, subject, onUnavailable });
+      // Registered after the publish: a 503 can only arrive in a later turn of the event loop. A publish
+      // that threw leaves its slot empty.
+      this.#watching.add(token, onUnavailable, topic);
       this.#scheduleSettle();
       return RESOLVED;
     } catch (error) {
@@ -405,16 +451,14 @@ export class NatsBus implements MessageBus {
     const token = parseInt(suffix, 36);
     // Only a token this bus wrote (parseInt would also read a prefix of anything else).
     if (!(token >= 0) || token.toString(36) !== suffix) return;
-    const watch = this.#watching.get(token) ?? this.#settling?.get(token);
+    const watch = token >= this.#watching.base ? this.#watching.take(token) : this.#settling?.take(token);
     if (watch === undefined) return;
-    this.#watching.delete(token);
-    this.#settling?.delete(token);
     if (msg.headers?.code !== 503) return;
     try {
       watch.onUnavailable(
         new ToolbusError(
           'unavailable',
-          `nobody is subscribed to topic '${watch.topic}' (NATS subject '${watch.subject}'): ` +
+          `nobody is subscribed to topic '${watch.topic}' (NATS subject '${this.subjectOf(watch.topic)}'): ` +
             `expected a running service or subscriber`,
         ),
       );
@@ -425,7 +469,7 @@ export class NatsBus implements MessageBus {
 
   /** At most one settling flush per {@link SETTLE_INTERVAL_MS}: one PING covers every publish before it. */
   #scheduleSettle(): void {
-    if (this.#settleTimer !== undefined || this.#settling !== undefined || this.#watching.size === 0) return;
+    if (this.#settleTimer !== undefined || this.#settling !== undefined || this.#watching.live === 0) return;
     this.#settleTimer = setTimeout(() => {
       this.#settleTimer = undefined;
       if (this.#closing === undefined) this.#settle();
@@ -440,7 +484,7 @@ export class NatsBus implements MessageBus {
    */
   #settle(): void {
     const batch = this.#watching;
-    this.#watching = new Map();
+    this.#watching = new WatchBatch(this.#sequence);
     this.#settling = batch;
     const done = (): void => {
       if (this.#settling === batch) this.#settling = undefined;
@@ -456,7 +500,7 @@ export class NatsBus implements MessageBus {
    * hears `closed` now rather than a timeout later.
    */
   #failWatches(): void {
-    const unsettled = [...this.#watching.values(), ...(this.#settling?.values() ?? [])];
+    const unsettled = [...this.#watching.remaining(), ...(this.#settling?.remaining() ?? [])];
     this.#dropWatches();
     for (const watch of unsettled) {
       try {
@@ -477,13 +521,13 @@ export class NatsBus implements MessageBus {
   #dropWatches(): void {
     if (this.#settleTimer !== undefined) clearTimeout(this.#settleTimer);
     this.#settleTimer = undefined;
-    this.#watching.clear();
+    this.#watching = new WatchBatch(this.#sequence);
     this.#settling?.clear();
   }
 
   /** Publishes watched for the no-responders signal and not yet settled (for tests and diagnostics). */
   get pendingUnavailableWatches(): number {
-    return this.#watching.size + (this.#settling?.size ?? 0);
+    return this.#watching.live + (this.#settling?.live ?? 0);
   }
 }
 

@@ -15,7 +15,13 @@ export {
   cancelReasonOf,
 } from './envelope.js';
 export { RpcServer, RpcServerCall, DEADLINE_GRACE_MS } from './rpc-server.js';
-export type { RpcServerProtocol, RpcServerOptions, RpcServerStats, RpcServerEvent } from './rpc-server.js';
+export type {
+  RpcServerProtocol,
+  RpcServerOptions,
+  RpcServerStats,
+  RpcServerEvent,
+  RpcCallOwner,
+} from './rpc-server.js';
 export { RpcClient, RpcClientCall } from './rpc-client.js';
 export type {
   RpcClientProtocol,

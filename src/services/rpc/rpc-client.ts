@@ -12,6 +12,7 @@ import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../
 import { abortError, isToolbusError, type ToolbusError, type ToolbusErrorCode } from '../../errors/index.js';
 import { CallDeadlines, onAbort, type Schedulable } from '../../tools/index.js';
 import { WireProperty, cancelReasonOf, cancelTopicOf, readId } from './envelope.js';
+import { FulfilledPublishes } from './fulfilled-publishes.js';
 
 /** Settled call ids remembered to tell late and duplicate responses apart from unknown ones. */
 const RECENT_IDS = 4096;
@@ -41,13 +42,25 @@ export abstract class RpcClientCall<Response> implements Schedulable {
   id = '';
   /** The call's sequence number within its client. */
   seq = 0;
-  /** Its timer, kept by `CallDeadlines`. */
-  dueAt = 0;
+  #dueAt = 0;
   dueQueue: unknown = undefined;
   /** Stops listening to the caller's signal. */
   unwatch: (() => void) | undefined = undefined;
   /** What the client knows of the call, as bits (one field: there is one call object per call in flight). */
   flags = 0;
+
+  /**
+   * When its timer is due, kept by `CallDeadlines`: stored as whole milliseconds, rounded up (never
+   * early), because V8 keeps a small integer inside the object and a fractional time in a separate
+   * 16-byte box, one more per call in flight.
+   */
+  get dueAt(): number {
+    return this.#dueAt;
+  }
+
+  set dueAt(value: number) {
+    this.#dueAt = Math.ceil(value);
+  }
 
   /** A response that decoded; `last` when it ends the call (which is already settled then). */
   abstract receive(response: Response, last: boolean): void;
@@ -127,6 +140,9 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
   #seq = 0;
   readonly #pending = new Map<string, Call>();
   readonly #deadlines = new CallDeadlines<Call>((call, ms) => this.#onTimeout(call, ms));
+  readonly #fulfilled = new FulfilledPublishes();
+  #deadlineMs = NaN;
+  #deadlineText = '';
   /** Ring of recently settled calls, by sequence number: tells late and duplicate responses apart. */
   readonly #recentSeq = new Float64Array(RECENT_IDS).fill(-1);
   readonly #recentHow = new Uint8Array(RECENT_IDS);
@@ -210,13 +226,22 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
     if (deadline === Infinity) properties = extra ? { ...extra, id } : { id };
     else {
       // Whole milliseconds on the wire (decimal text, as peers parse it), never later than the budget.
-      const text = String(Math.floor(deadline));
+      const ms = Math.floor(deadline);
+      // Calls started in the same millisecond with the same timeout share the text.
+      if (ms !== this.#deadlineMs) {
+        this.#deadlineMs = ms;
+        this.#deadlineText = String(ms);
+      }
+      const text = this.#deadlineText;
       properties = extra ? { ...extra, id, deadline: text } : { id, deadline: text };
     }
     if (this.#subscription) this.#send(call, body, properties);
     else {
       this.#subscribe().then(
-        () => this.#send(call, body, properties),
+        () => {
+          // Still pending: it may have been cancelled or timed out while the client subscribed.
+          if (this.#pending.get(call.id) === call) this.#send(call, body, properties);
+        },
         (error: unknown) => this.#unavailable(call, error),
       );
     }
@@ -256,11 +281,11 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
   }
 
   #send(call: Call, body: string, properties: BusProperties): void {
-    if (this.#pending.get(call.id) !== call) return;
     this.counters.sent++;
     call.flags |= SENT;
     const onUnavailable = this.#unavailableHandler(call.id);
-    this.#bus.publish(this.#requestQueue, body, properties, { onUnavailable }).catch(onUnavailable);
+    const sent = this.#bus.publish(this.#requestQueue, body, properties, { onUnavailable });
+    if (!this.#fulfilled.known(sent)) sent.catch(onUnavailable);
   }
 
   /**

@@ -16,6 +16,7 @@ import {
   readId,
   readTraceparent,
 } from './envelope.js';
+import { FulfilledPublishes } from './fulfilled-publishes.js';
 
 /**
  * How long past its deadline a running call is aborted, when its caller has not cancelled it first: a
@@ -39,18 +40,25 @@ export type RpcServerEvent =
   /** Publishing a response failed. */
   | { readonly type: 'publish-error'; readonly id: string; readonly error: unknown };
 
-/** What a protocol tells {@link RpcServer}: its codec, its handler and how it names things. */
-export interface RpcServerProtocol<Request> {
+/**
+ * What a protocol tells {@link RpcServer}: its codec, its handler and how it names things. `Call` is the
+ * protocol's subclass of {@link RpcServerCall}, which carries the decoded request itself (one object per
+ * call instead of a call plus a request).
+ */
+export interface RpcServerProtocol<Call extends RpcServerCall> {
   /** Names the server in messages, e.g. `tool service 'joke'`. */
   readonly name: string;
   /** Names one call in messages, e.g. `call 'a1'` or `agent request 'a1'`. */
   label(id: string): string;
-  /** Decodes a request. @throws ToolbusError `invalid-request` naming what is wrong. */
-  decode(message: BusMessage): Request;
+  /**
+   * Decodes a request into its call, built with `super(owner, id, message.properties)`.
+   * @throws ToolbusError `invalid-request` naming what is wrong.
+   */
+  decode(message: BusMessage, owner: RpcCallOwner, id: string): Call;
   /** Serves one call: returns its result, a promise of it, or throws. */
-  serve(call: RpcServerCall<Request>): unknown;
+  serve(call: Call): unknown;
   /** The body of the last response for what {@link serve} returned. May throw: the call then fails. */
-  encodeResult(value: unknown, call: RpcServerCall<Request>): string;
+  encodeResult(value: unknown, call: Call): string;
   /** The body of one streamed response for `call.write(chunk)`. May throw: the write rejects. */
   encodeChunk(chunk: unknown): string;
   /**
@@ -66,6 +74,16 @@ export interface RpcServerProtocol<Request> {
   readonly stopCode?: 'cancelled' | 'unavailable';
   /** Observes what the server absorbed. Must not throw. @default none */
   report?(event: RpcServerEvent): void;
+}
+
+/** What a call needs of its server (an {@link RpcServer}); protocols only pass it on to the call. */
+export interface RpcCallOwner {
+  /** Names one call in messages. */
+  label(id: string): string;
+  /** The clock for deadlines, in epoch milliseconds. */
+  readonly now: () => number;
+  /** Publishes one chunk of a streamed reply. */
+  publishChunk(id: string, properties: BusProperties, chunk: unknown): Promise<void>;
 }
 
 /** Options of {@link RpcServer}. */
@@ -118,47 +136,65 @@ export interface RpcServerStats {
 const ENDED = 1;
 const STREAMED = 2;
 
+/** The rarely needed part of a call, made on first use: most calls are never aborted nor look at `signal`. */
+interface CallAbort {
+  controller: AbortController | undefined;
+  reason: ToolbusError | undefined;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** The server's hands on a call, kept off its public surface (the call is also the handler's context). */
+let endCall: (call: RpcServerCall) => void;
+let abortCall: (call: RpcServerCall, reason: ToolbusError) => void;
+let ownerOf: (call: RpcServerCall) => RpcCallOwner;
+let onDeadlineTimer: (call: RpcServerCall, early: boolean) => void;
+
 /**
- * One accepted call, as the protocol's handler sees it. Its `AbortController` (and the deadline timer)
- * exist only once {@link signal} is read: most handlers never look, and an `AbortSignal` costs more than
- * a trivial call.
+ * One accepted call, as the protocol's handler sees it; a protocol extends it with its decoded request.
+ * What a call holds stays small, since every call in flight keeps it: its `AbortController` and deadline
+ * timer exist only once {@link signal} is read (most handlers never look, and an `AbortSignal` costs more
+ * than a trivial call), and `deadline` is read from the properties when asked for.
  */
-export class RpcServerCall<Request> {
+export class RpcServerCall {
   readonly id: string;
-  /** The decoded request. */
-  readonly request: Request;
   /** Every property of the request message. */
   readonly properties: BusProperties;
-  /** Epoch milliseconds after which the caller has given up, when it sent one. */
-  readonly deadline: number | undefined;
-  readonly #server: RpcServer<Request>;
-  #controller: AbortController | undefined;
-  #abortReason: ToolbusError | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #owner: RpcCallOwner;
   #state = 0;
+  #abort: CallAbort | undefined = undefined;
 
-  constructor(
-    server: RpcServer<Request>,
-    id: string,
-    request: Request,
-    properties: BusProperties,
-    deadline: number | undefined,
-  ) {
-    this.#server = server;
+  constructor(owner: RpcCallOwner, id: string, properties: BusProperties) {
+    this.#owner = owner;
     this.id = id;
-    this.request = request;
     this.properties = properties;
-    this.deadline = deadline;
+  }
+
+  static {
+    endCall = (call) => call.#end();
+    abortCall = (call, reason) => call.#abortWith(reason);
+    ownerOf = (call) => call.#owner;
+    onDeadlineTimer = (call, early) => call.#onDeadline(early);
+  }
+
+  /** Epoch milliseconds after which the caller has given up, when it sent one. */
+  get deadline(): number | undefined {
+    return readDeadline(this.properties);
   }
 
   /** Aborted when the caller cancels, the deadline passes, or a stop aborts the calls. */
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#abortReason) this.#controller.abort(this.#abortReason);
-      else if (this.deadline !== undefined && !this.ended) this.#armDeadline();
+    const abort = this.#abort;
+    if (abort?.controller) return abort.controller.signal;
+    const controller = new AbortController();
+    if (abort) {
+      abort.controller = controller;
+      if (abort.reason) controller.abort(abort.reason);
+    } else {
+      this.#abort = { controller, reason: undefined, timer: undefined };
+      const deadline = this.deadline;
+      if (deadline !== undefined && !this.ended) this.#armDeadline(deadline);
     }
-    return this.#controller.signal;
+    return controller.signal;
   }
 
   /** The W3C `traceparent` of the caller, when sent. */
@@ -168,7 +204,7 @@ export class RpcServerCall<Request> {
 
   /** Why the call was aborted, once it was. */
   get abortReason(): ToolbusError | undefined {
-    return this.#abortReason;
+    return this.#abort?.reason;
   }
 
   /** True once the call's last response has been decided. */
@@ -186,47 +222,57 @@ export class RpcServerCall<Request> {
    * `cancelled`, once the call has been aborted or has ended.
    */
   write(chunk: unknown): Promise<void> {
-    if (this.#abortReason || this.ended) {
+    const reason = this.#abort?.reason;
+    if (reason || this.ended) {
       return Promise.reject(
-        this.#abortReason ??
-          new ToolbusError('cancelled', `${this.#server.label(this.id)} has already ended`),
+        reason ?? new ToolbusError('cancelled', `${this.#owner.label(this.id)} has already ended`),
       );
     }
     this.#state |= STREAMED;
-    return this.#server.publishChunk(this.id, this.properties, chunk);
+    return this.#owner.publishChunk(this.id, this.properties, chunk);
   }
 
   /** Aborts the call (once, and not after it ended): its signal aborts with `reason`. */
-  abort(reason: ToolbusError): void {
-    if (this.#abortReason || this.ended) return;
-    this.#abortReason = reason;
-    this.#controller?.abort(reason);
+  #abortWith(reason: ToolbusError): void {
+    if (this.#abort?.reason || this.ended) return;
+    if (this.#abort) this.#abort.reason = reason;
+    else this.#abort = { controller: undefined, reason, timer: undefined };
+    this.#abort.controller?.abort(reason);
   }
 
   /** Marks the call ended and stops its deadline timer. */
-  end(): void {
+  #end(): void {
     this.#state |= ENDED;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    const timer = this.#abort?.timer;
+    if (timer !== undefined) clearTimeout(timer);
   }
 
   /** Aborts the call a little after its deadline, re-arming in steps Node's timers can hold. */
-  #armDeadline(): void {
-    const delay = Math.max(0, this.deadline! - this.#server.now()) + DEADLINE_GRACE_MS;
+  #armDeadline(deadline: number): void {
+    const delay = Math.max(0, deadline - this.#owner.now()) + DEADLINE_GRACE_MS;
     // Node runs a longer timeout after 1 ms: a far deadline (a timeout of weeks) would abort at once.
-    this.#timer = setTimeout(onDeadlineTimer, Math.min(delay, MAX_TIMER_MS), this, delay > MAX_TIMER_MS);
+    // One shared callback for every call's timer: a per-call closure would cost more than the timer.
+    this.#abort!.timer = setTimeout(
+      onDeadlineTimer,
+      Math.min(delay, MAX_TIMER_MS),
+      this,
+      delay > MAX_TIMER_MS,
+    );
   }
 
-  /** @internal The deadline timer fired. */
-  onDeadline(early: boolean): void {
-    if (early) this.#armDeadline();
-    else this.abort(new ToolbusError('timeout', `${this.#server.label(this.id)} passed its deadline`));
+  #onDeadline(early: boolean): void {
+    const deadline = this.deadline;
+    if (early && deadline !== undefined) this.#armDeadline(deadline);
+    else this.#abortWith(new ToolbusError('timeout', `${this.#owner.label(this.id)} passed its deadline`));
   }
 }
 
-/** Shared by every call's timer: a per-call closure would cost more than the timer. */
-function onDeadlineTimer(call: RpcServerCall<unknown>, early: boolean): void {
-  call.onDeadline(early);
-}
+/**
+ * The settle handlers of a call whose handler returned a promise. They are bound to the call (48 bytes
+ * each, against two closures and their context), and reach the server's `#finish` from its static block.
+ */
+let served: (this: RpcServerCall, value: unknown) => void;
+let serveFailed: (this: RpcServerCall, error: unknown) => void;
 
 /** One start: the subscribing, which may go on after a stop gave up waiting for it, and its outcome. */
 class StartAttempt {
@@ -268,9 +314,9 @@ class StartAttempt {
  * and reported (an answer would reach that call's caller); a body that does not decode → `invalid-request`;
  * stopping → `unavailable`; a passed `deadline` → `timeout`; then run, queue, or `too-many-requests`.
  */
-export class RpcServer<Request> {
+export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
   readonly #bus: MessageBus;
-  readonly #protocol: RpcServerProtocol<Request>;
+  readonly #protocol: RpcServerProtocol<Call>;
   readonly #requestQueue: string;
   readonly #responseQueue: string;
   readonly #cancelTopic: string;
@@ -280,10 +326,10 @@ export class RpcServer<Request> {
   readonly #attach: (() => Promise<() => Promise<void>>) | undefined;
   /** The clock for deadlines, in epoch milliseconds. */
   readonly now: () => number;
-  readonly #running = new Map<string, RpcServerCall<Request>>();
-  readonly #queue: (RpcServerCall<Request> | undefined)[] = [];
+  readonly #running = new Map<string, Call>();
+  readonly #queue: (Call | undefined)[] = [];
   #queueHead = 0;
-  readonly #queuedById = new Map<string, RpcServerCall<Request>>();
+  readonly #queuedById = new Map<string, Call>();
   #draining = false;
   #requests: BusSubscription | undefined;
   #cancels: BusSubscription | undefined;
@@ -292,6 +338,7 @@ export class RpcServer<Request> {
   #stopping: Promise<void> | undefined;
   /** Aborted when the signal of any `stop()` call aborts. */
   readonly #forceStop = new AbortController();
+  readonly #fulfilled = new FulfilledPublishes();
   #onIdle: (() => void) | undefined;
   readonly #stats = {
     received: 0,
@@ -304,7 +351,7 @@ export class RpcServer<Request> {
     unreadable: 0,
   };
 
-  constructor(options: RpcServerOptions, protocol: RpcServerProtocol<Request>) {
+  constructor(options: RpcServerOptions, protocol: RpcServerProtocol<Call>) {
     this.#bus = options.bus;
     this.#protocol = protocol;
     this.#requestQueue = options.requestQueue;
@@ -422,7 +469,7 @@ export class RpcServer<Request> {
       const code = this.#protocol.stopCode ?? 'cancelled';
       const reason = new ToolbusError(code, `${this.#protocol.name} is stopping`);
       for (const call of [...this.#queuedById.values()]) this.#dropQueued(call, reason);
-      for (const call of this.#running.values()) call.abort(reason);
+      for (const call of this.#running.values()) abortCall(call, reason);
     };
     if (force.aborted) abortAll();
     else force.addEventListener('abort', abortAll, { once: true });
@@ -456,7 +503,7 @@ export class RpcServer<Request> {
       'cancelled',
       `${this.#protocol.label(id)} was cancelled by the caller${why ? `: ${why}` : ''}`,
     );
-    if (running) running.abort(reason);
+    if (running) abortCall(running, reason);
     else if (queued) this.#dropQueued(queued, reason);
   }
 
@@ -470,15 +517,15 @@ export class RpcServer<Request> {
       return;
     }
     this.#stats.received++;
-    if (this.#running.has(id) || this.#queuedById.has(id)) {
+    if (this.#running.has(id) || (this.#queuedById.size > 0 && this.#queuedById.has(id))) {
       // Any answer, even an error, would carry that id and reach the first call's caller.
       this.#stats.invalid++;
       protocol.report?.({ type: 'duplicate', id, properties });
       return;
     }
-    let request: Request;
+    let call: Call;
     try {
-      request = protocol.decode(message);
+      call = protocol.decode(message, this, id);
     } catch (error) {
       this.#stats.invalid++;
       const reason = isToolbusError(error)
@@ -498,7 +545,6 @@ export class RpcServer<Request> {
       this.#refuse(id, properties, new ToolbusError('timeout', `${protocol.label(id)} passed its deadline`));
       return;
     }
-    const call = new RpcServerCall(this, id, request, properties, deadline);
     if (this.#running.size < this.#concurrency) {
       this.#run(call);
     } else if (this.#queuedById.size < this.#maxQueued) {
@@ -518,14 +564,14 @@ export class RpcServer<Request> {
   }
 
   /** Answers a queued call now, freeing its queue slot, instead of when a running call ends. */
-  #dropQueued(call: RpcServerCall<Request>, reason: ToolbusError): void {
+  #dropQueued(call: Call, reason: ToolbusError): void {
     if (this.#queuedById.get(call.id) !== call) return;
     this.#queuedById.delete(call.id);
-    call.abort(reason);
+    abortCall(call, reason);
     this.#finish(call, undefined, undefined, false);
   }
 
-  #run(call: RpcServerCall<Request>): void {
+  #run(call: Call): void {
     this.#running.set(call.id, call);
     let result: unknown;
     let thenable: boolean;
@@ -548,17 +594,30 @@ export class RpcServer<Request> {
     }
     // Adopt through a real promise: a foreign thenable's `then` may throw or call back twice, which
     // would otherwise leave the call running forever (blocking a graceful stop) or finish it twice.
-    Promise.resolve(result).then(
-      (value) => this.#finish(call, value, undefined, false),
-      (error: unknown) => this.#finish(call, undefined, error, true),
-    );
+    Promise.resolve(result).then(served.bind(call), serveFailed.bind(call));
+  }
+
+  static {
+    // Methods of an object literal: esbuild's `keepNames` (tsx, bundles) leaves them alone, while a named
+    // function gets an own `name` property, which sends every `bind` of it down V8's slow path (an own
+    // `name` and `length` on each bound function, some 300 bytes).
+    const settlers = {
+      served(this: RpcServerCall, value: unknown): void {
+        (ownerOf(this) as RpcServer<RpcServerCall>).#finish(this, value, undefined, false);
+      },
+      failed(this: RpcServerCall, error: unknown): void {
+        (ownerOf(this) as RpcServer<RpcServerCall>).#finish(this, undefined, error, true);
+      },
+    };
+    served = settlers.served;
+    serveFailed = settlers.failed;
   }
 
   /** The one cleanup of a call (timer, running entry), then its last response, then the next call. */
-  #finish(call: RpcServerCall<Request>, value: unknown, error: unknown, failed: boolean): void {
+  #finish(call: Call, value: unknown, error: unknown, failed: boolean): void {
     if (call.ended) return;
     const protocol = this.#protocol;
-    call.end();
+    endCall(call);
     this.#running.delete(call.id);
     const reason = call.abortReason;
     let body: string;
@@ -596,8 +655,10 @@ export class RpcServer<Request> {
         if (!call || this.#queuedById.get(call.id) !== call) continue;
         this.#queuedById.delete(call.id);
         // It may have waited past its deadline: answer that instead of doing the work.
-        if (call.deadline !== undefined && call.deadline <= this.now()) {
-          call.abort(
+        const deadline = call.deadline;
+        if (deadline !== undefined && deadline <= this.now()) {
+          abortCall(
+            call,
             new ToolbusError('timeout', `${this.#protocol.label(call.id)} passed its deadline while queued`),
           );
         }
@@ -627,7 +688,9 @@ export class RpcServer<Request> {
    * a short error instead, so the caller learns why at once rather than at its timeout.
    */
   #publish(id: string, body: string, properties: BusProperties, result: boolean): void {
-    this.#bus.publish(this.#responseQueue, body, properties).catch((error: unknown) => {
+    const sent = this.#bus.publish(this.#responseQueue, body, properties);
+    if (this.#fulfilled.known(sent)) return;
+    sent.catch((error: unknown) => {
       this.#protocol.report?.({ type: 'publish-error', id, error });
       if (result && isToolbusError(error) && error.code === 'too-large') {
         const failure = new ToolbusError(
