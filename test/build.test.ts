@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { packedManifest } from '../src/cli/package-manifest.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -38,8 +39,11 @@ test('the build emits JS and .d.ts for every export, and a consumer type-checks 
   await run(process.execPath, [join(ROOT, 'scripts/build-examples.mjs'), join(pkgDir, 'dist')], {
     cwd: ROOT,
   });
-  // What package.json's `files` ships besides dist/.
-  await cp(join(ROOT, 'package.json'), join(pkgDir, 'package.json'));
+  // package.json as packed (exports at dist/, not the checkout's entry/ stubs) and what `files` ships.
+  await writeFile(
+    join(pkgDir, 'package.json'),
+    packedManifest(await readFile(join(ROOT, 'package.json'), 'utf8')),
+  );
   await cp(join(ROOT, 'bin'), join(pkgDir, 'bin'), { recursive: true });
   await cp(join(ROOT, 'examples'), join(pkgDir, 'examples'), { recursive: true });
   // The peers and zod resolve from the project's own node_modules.
@@ -58,7 +62,7 @@ test('the build emits JS and .d.ts for every export, and a consumer type-checks 
     await symlink(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
   }
 
-  const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as PackageJson;
+  const pkg = JSON.parse(await readFile(join(pkgDir, 'package.json'), 'utf8')) as PackageJson;
   for (const [key, target] of Object.entries(pkg.exports)) {
     if (typeof target === 'string') {
       assert.ok(existsSync(join(pkgDir, target)), `export '${key}' points at a missing file ${target}`);

@@ -129,7 +129,7 @@ function publicEntries(): { key: string; source: string }[] {
     .filter(([key]) => key !== './package.json')
     .map(([key, target]) => {
       const built = typeof target === 'string' ? target : target.default;
-      return { key, source: join('src', built.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')) };
+      return { key, source: join('src', built.replace(/^\.\/(?:entry|dist)\//, '').replace(/\.js$/, '.ts')) };
     });
 }
 

@@ -20,8 +20,8 @@ test("tsconfig.json's paths map every package.json export to its source, and not
   const expected: Record<string, string[]> = {};
   for (const [subpath, target] of Object.entries(pkg.exports)) {
     if (typeof target === 'string') continue; // ./package.json
-    const built = /^\.\/dist\/(.+)\.js$/.exec(target.default);
-    assert.ok(built, `export '${subpath}' points outside dist/: ${target.default}`);
+    const built = /^\.\/entry\/(.+)\.js$/.exec(target.default);
+    assert.ok(built, `export '${subpath}' points outside entry/: ${target.default}`);
     const source = `./src/${built[1]}.ts`;
     assert.ok(existsSync(join(ROOT, source)), `export '${subpath}': no source ${source}`);
     expected[pkg.name + subpath.slice(1)] = [source];

@@ -1,7 +1,7 @@
 /**
  * @module Lets a user's module `import … from 'toolbus'` when the CLI runs from a checkout's sources.
  *
- * The package's exports point at `dist/`, which a checkout only has after `npm run build`; so the
+ * The package's exports load `dist/`, which a checkout only has after `npm run build`; so the
  * README's own `echo-service.ts` failed under `npm ci && npx toolbus service echo-service.ts` with
  * "Cannot find module …/dist/index.js". While the CLI runs from `src/` (through tsx), `toolbus` and
  * `toolbus/<leaf>` resolve to the same sources the CLI itself runs, so the service shares its classes.
@@ -32,7 +32,7 @@ export function sourceTargets(packageRoot: URL): Record<string, string> {
   const targets: Record<string, string> = {};
   for (const [subpath, entry] of Object.entries(pkg.exports ?? {})) {
     const target = typeof entry === 'string' ? entry : entry.default;
-    const match = target && /^\.\/dist\/(.+)\.js$/.exec(target);
+    const match = target && /^\.\/(?:entry|dist)\/(.+)\.js$/.exec(target);
     if (!match) continue;
     const source = new URL(`src/${match[1]}.ts`, packageRoot);
     if (existsSync(fileURLToPath(source))) targets[pkg.name + subpath.slice(1)] = source.href;

@@ -9,12 +9,13 @@
  * fails with ENOTCACHED even right after `npm ci`; `--prefer-offline` fetches only that metadata.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { packPackage } from '../../src/cli/package-manifest.js';
 import { ROOT } from './cli.js';
 
 const run = promisify(execFile);
@@ -68,32 +69,21 @@ export async function exec(
 }
 
 /**
- * Packs the package as a release would, with `npm pack` into `dir`, so `files`, `bin` and `exports`
- * apply. dist/ is the checkout's own when it is newer than every input of the build (as `npm ci` leaves
- * it: its `prepare` script builds), else a build of the current sources ({@link sharedBuild}). The
- * package is staged in `<dir>/staging`, so nothing in the checkout changes. Resolves with the
- * tarball's path.
+ * Packs the package as a release would ({@link packPackage}: package.json as packed, `files`, `bin`
+ * and `exports` apply) into `dir`, with {@link currentBuild}'s dist/ (the checkout's own as `npm ci`
+ * leaves it, its `prepare` script builds). Nothing in the checkout changes. Resolves with the tarball's path.
  */
 export async function packToolbus(dir: string): Promise<string> {
-  const pkg = await rootPackageJson();
-  const staging = join(dir, 'staging');
-  await mkdir(staging, { recursive: true });
-  // npm packs package.json and README.md whatever `files` says; dist/ comes below.
-  for (const entry of ['package.json', 'README.md', ...pkg.files.filter((f) => f !== 'dist')]) {
-    if (existsSync(join(ROOT, entry))) await cp(join(ROOT, entry), join(staging, entry), { recursive: true });
-  }
+  return packPackage(ROOT, dir, { dist: await currentBuild() });
+}
+
+/**
+ * A dist/ of the current sources: the checkout's own when it is newer than every input of the build,
+ * else {@link sharedBuild}'s. Resolves with its path.
+ */
+export async function currentBuild(): Promise<string> {
   const inputs = await buildInputs();
-  const current = await distIsCurrent(inputs);
-  await cp(current ? join(ROOT, 'dist') : await sharedBuild(inputs), join(staging, 'dist'), {
-    recursive: true,
-  });
-  // dist/ is there; `prepare` would build again, into the checkout.
-  const { stdout } = await exec('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-    cwd: staging,
-  });
-  const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
-  if (!packed) throw new Error(`npm pack printed no tarball:\n${stdout}`);
-  return join(dir, packed.filename);
+  return (await distIsCurrent(inputs)) ? join(ROOT, 'dist') : sharedBuild(inputs);
 }
 
 /** What the build reads: the sources, the example it compiles, its configs and script. */

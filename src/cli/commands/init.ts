@@ -8,7 +8,6 @@
  * every install). The other dependencies are pinned to the versions this toolbus was installed and
  * tested with, which are in the npm cache after its own `npm ci`.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -17,6 +16,7 @@ import type { CliCommand, CliIO } from '../command.js';
 import { ExitCode, UsageError } from '../command.js';
 import { parseCommandArgs } from '../args.js';
 import { SCAFFOLD_TOOL_NAME, scaffoldFiles, type ScaffoldVersions } from '../init-template.js';
+import { packPackage } from '../package-manifest.js';
 
 const help = `Usage: toolbus init [dir] [--name NAME] [--toolbus SPEC]
 
@@ -202,8 +202,8 @@ function versionsOf(pkg: PackageJson): ScaffoldVersions {
 
 /**
  * Packs the toolbus this CLI runs from into `vendor` and returns the dependency spec for it. From a
- * checkout that is its current dist/ (scripts are skipped, so nothing is rebuilt); from an installed
- * package, the package as installed.
+ * checkout that is its current dist/ (nothing is rebuilt); from an installed package, the package as
+ * installed.
  */
 async function packInto(vendor: string, io: CliIO): Promise<string> {
   if (!existsSync(join(PACKAGE_ROOT, 'dist', 'index.js'))) {
@@ -219,37 +219,13 @@ async function packInto(vendor: string, io: CliIO): Promise<string> {
     );
   }
   await mkdir(vendor, { recursive: true });
-  const stdout = await npm(
-    ['pack', PACKAGE_ROOT, '--ignore-scripts', '--json', '--pack-destination', vendor],
-    {
-      cwd: vendor,
-      signal: io.signal,
-    },
-  );
-  const packed = (JSON.parse(stdout) as Array<{ filename?: unknown }>)[0]?.filename;
-  if (typeof packed !== 'string')
-    throw new Error(`npm pack printed no tarball name: ${stdout.slice(0, 200)}`);
-  return `file:vendor/${basename(packed)}`;
-}
-
-/** Runs npm and resolves with what it printed on stdout. */
-function npm(args: string[], options: { cwd: string; signal: AbortSignal }): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    execFile(
-      'npm',
-      args,
-      // npm is npm.cmd on Windows, which only a shell runs.
-      { ...options, shell: process.platform === 'win32', maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (!error) return resolvePromise(stdout);
-        if ((error as { code?: unknown }).code === 'ENOENT') {
-          return reject(new Error(`cannot run npm to pack toolbus: it is not on PATH; pass --toolbus SPEC`));
-        }
-        const detail = stderr.trim().split('\n').slice(-3).join('; ') || error.message;
-        reject(new Error(`npm ${args[0]} failed: ${detail}`, { cause: error }));
-      },
-    );
-  });
+  try {
+    return `file:vendor/${basename(await packPackage(PACKAGE_ROOT, vendor, { signal: io.signal }))}`;
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; pass --toolbus SPEC to depend on toolbus another way`, {
+      cause: error,
+    });
+  }
 }
 
 /** True when a checkout's dist/index.js is older than a file under its src/ (an installed package has no src/). */
