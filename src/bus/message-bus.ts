@@ -86,4 +86,10 @@ export interface MessageBus {
   subscribe(topic: string, handler: BusHandler, options?: SubscribeOptions): Promise<BusSubscription>;
   /** Closes the bus and every subscription. Idempotent. */
   close(): Promise<void>;
+  /**
+   * False while the bus has lost its broker (a `NatsBus` between a disconnect and the reconnect) or once
+   * it closed; true when connected. A bus without a broker (`MemoryBus`) may leave it out: read `undefined`
+   * as connected.
+   */
+  readonly connected?: boolean;
 }

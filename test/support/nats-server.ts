@@ -28,9 +28,10 @@ export interface NatsServer {
   stop(): Promise<void>;
   /**
    * Stops the server (SIGKILL with `kill: true`, else SIGTERM) and starts it again on the same port and
-   * store folder, so clients reconnect and JetStream data survives.
+   * store folder, so clients reconnect and JetStream data survives. `downMs` keeps it down that long
+   * first (an outage clients notice, rather than a blip they may reconnect through).
    */
-  restart(options?: { kill?: boolean }): Promise<void>;
+  restart(options?: { kill?: boolean; downMs?: number }): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -149,6 +150,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     async restart(restartOptions = {}) {
       if (stopped) throw new Error('nats-server was stopped; cannot restart it');
       await terminate(current, restartOptions.kill ? 'SIGKILL' : 'SIGTERM');
+      if (restartOptions.downMs) await new Promise((r) => setTimeout(r, restartOptions.downMs));
       // The port can linger for a moment after a kill; retry briefly.
       let lastError: unknown;
       for (let attempt = 0; attempt < 20; attempt++) {

@@ -24,8 +24,11 @@
  * caller's timeout covers it.
  *
  * Reconnect: the client reconnects by itself (forever by default) and re-creates every subscription;
- * messages published while disconnected are buffered and sent on reconnect. Calls in flight during a
- * disconnect are bounded by the caller's timeout (`ToolServiceClient` rejects them with `timeout`).
+ * messages published while disconnected are buffered and sent on reconnect, but for a call's request
+ * (a publish with `onUnavailable`), which is refused at once with `unavailable` saying the bus is
+ * disconnected, instead of waiting for a reconnect that may come after the caller's timeout. Calls in
+ * flight during a disconnect are bounded by the caller's timeout (`ToolServiceClient` rejects them with
+ * `timeout`); `connected` tells the state, and `onStatus` the changes, with the outage's length on reconnect.
  * Status changes reach `hooks.onStatus`.
  */
 import {
@@ -49,6 +52,7 @@ import type {
 } from '../index.js';
 import { checkSubjectPrefix, topicToSubject } from './subjects.js';
 import { connectNats, type NatsConnectOptions } from './connect.js';
+import { ConnectionState } from './connection-state.js';
 import { FAST_HEADERS, PUBLIC_HEADERS, encodeText, type HeaderCodec } from './headers.js';
 import { NATS_PUBLIC_API_ONLY, usesClientInternals, type InternalNatsBusOptions } from './nats-internals.js';
 
@@ -63,6 +67,8 @@ export interface NatsBusStatus {
   server?: string;
   /** The error, for `type: 'error'`. */
   error?: Error;
+  /** For `type: 'reconnect'`: how long the bus was disconnected, in milliseconds. */
+  outageMs?: number;
 }
 
 /** Hooks of a {@link NatsBus}. */
@@ -211,6 +217,7 @@ export class NatsBus implements MessageBus {
   #watching = new WatchBatch(0);
   #settling: WatchBatch | undefined;
   #settleTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #state: ConnectionState;
 
   /**
    * Wraps an open NATS connection.
@@ -224,7 +231,12 @@ export class NatsBus implements MessageBus {
     this.#headers = usesClientInternals(options) ? FAST_HEADERS : PUBLIC_HEADERS;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     void connection.closed().then((error) => this.#onConnectionClosed(error ?? undefined));
-    void this.#watchStatus();
+    this.#state = new ConnectionState(connection, ({ status, outageMs }) => {
+      if (status.type === 'disconnect') this.#dropWatches();
+      const event = toStatus(status);
+      if (outageMs !== undefined) event.outageMs = outageMs;
+      notifyHooks(this.#hooks.onStatus, event);
+    });
   }
 
   /**
@@ -275,6 +287,11 @@ export class NatsBus implements MessageBus {
       const encodedHeaders = properties ? this.#headers.encode(topic, properties) : undefined;
       this.#checkSize(topic, body, encodedHeaders?.byteLength ?? 0);
       const onUnavailable = options?.onUnavailable;
+      // A watched publish is a call's request: while the broker is gone, say so now rather than buffer it
+      // for a reconnect that may come after the caller's timeout (the caller then learns nothing).
+      if (onUnavailable !== undefined && this.#state.downForMs !== undefined) {
+        return Promise.reject(this.#disconnectedError(topic));
+      }
       const headers = encodedHeaders?.headers;
       const encoded = typeof body === 'string' ? encodeText(body) : body;
       if (onUnavailable === undefined) {
@@ -423,15 +440,17 @@ export class NatsBus implements MessageBus {
     notifyHooks(this.#hooks.onClosed, error ? { error } : {});
   }
 
-  async #watchStatus(): Promise<void> {
-    try {
-      for await (const status of this.connection.status()) {
-        if (status.type === 'disconnect') this.#dropWatches();
-        notifyHooks(this.#hooks.onStatus, toStatus(status));
-      }
-    } catch {
-      // The status iterator ends when the connection closes.
-    }
+  /** Whether the connection is up: false from a disconnect until the reconnect, and once closed. */
+  get connected(): boolean {
+    return this.#closing === undefined && this.#state.downForMs === undefined;
+  }
+
+  #disconnectedError(topic: string): ToolbusError {
+    return new ToolbusError(
+      'unavailable',
+      `cannot send to topic '${topic}': the bus is ${this.#state.describeOutage()}; it reconnects by ` +
+        `itself, so try again once the broker is back`,
+    );
   }
 
   #openInbox(): string {

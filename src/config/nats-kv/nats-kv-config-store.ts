@@ -32,6 +32,7 @@ import {
 import { fromKvKey, toKvKey, encodeKeyPart } from './key-codec.js';
 // The same client family (toolbus/nats): one way to connect, one set of connection errors.
 import { connectNats, type NatsConnectOptions } from '../../bus/nats/connect.js';
+import { ConnectionState } from '../../bus/nats/connection-state.js';
 
 /** The default bucket name. */
 export const DEFAULT_CONFIG_BUCKET = 'toolbus-config';
@@ -70,6 +71,8 @@ const WRONG_LAST_SEQUENCE = 10071;
 export class NatsKvConfigStore implements ConfigStore {
   readonly #ready: Promise<KV>;
   readonly #connection: NatsConnection | undefined;
+  /** The connection's state, when the store was given one (an opened `KV` hides its connection). */
+  readonly #state: ConnectionState | undefined;
   readonly #ownsConnection: boolean;
   readonly #maxWatchBuffer: number;
   readonly #bucket: string;
@@ -90,6 +93,7 @@ export class NatsKvConfigStore implements ConfigStore {
     let kv: Promise<KV>;
     if (isConnection(connectionOrKv)) {
       this.#connection = connectionOrKv;
+      this.#state = new ConnectionState(connectionOrKv);
       kv = new Kvm(connectionOrKv).create(this.#bucket, { history: 1 });
     } else {
       kv = Promise.resolve(connectionOrKv);
@@ -338,6 +342,14 @@ export class NatsKvConfigStore implements ConfigStore {
 
   async #open(): Promise<KV> {
     if (this.#closed) throw closedError(this.#bucket);
+    // While the broker is gone nats.js would hold the request until a reconnect or its timeout.
+    if (this.#state?.downForMs !== undefined) {
+      throw new ToolbusError(
+        'unavailable',
+        `config store (bucket '${this.#bucket}') is unavailable: ${this.#state.describeOutage()}; it ` +
+          `reconnects by itself, so try again once the broker is back`,
+      );
+    }
     const kv = await this.#ready;
     if (this.#closed) throw closedError(this.#bucket);
     return kv;
@@ -391,7 +403,17 @@ function storeError(error: unknown, what: string): ToolbusError {
   if (/jetstream not enabled|JetStreamNotEnabled|no responders/i.test(`${err.name} ${err.message}`)) {
     return new ToolbusError(
       'unavailable',
-      `${what}: JetStream is not available (${err.message}); expected nats-server running with -js`,
+      `${what}: JetStream is not available (${err.message}); expected nats-server running with -js ` +
+        `(just after a restart it takes a few seconds to come back)`,
+      { cause: err },
+    );
+  }
+  // The server took the request but JetStream did not answer in time, or said it is not ready (a
+  // restart, a leader election): a matter of waiting, not a fault of the store or of the request.
+  if (err.name === 'TimeoutError' || /temporarily unavailable|\b10008\b/i.test(err.message)) {
+    return new ToolbusError(
+      'unavailable',
+      `${what}: JetStream did not answer (${err.message}); the NATS server may be restarting, try again shortly`,
       { cause: err },
     );
   }

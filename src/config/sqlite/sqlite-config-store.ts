@@ -413,7 +413,10 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** Turns a SQLite or file-system failure into a `store-error` that names the path and what to do. */
+/**
+ * Turns a SQLite or file-system failure into a `store-error` that names the path and what to do; a
+ * locked file (another writer past `busyTimeoutMs`) is `unavailable`, since it passes by itself.
+ */
 function storeError(path: string, op: 'open' | 'read' | 'write', error: unknown): ToolbusError {
   const code = String((error as { code?: unknown }).code ?? '');
   const detail = error instanceof Error ? error.message : String(error);
@@ -423,7 +426,12 @@ function storeError(path: string, op: 'open' | 'read' | 'write', error: unknown)
       `is not a SQLite database or is corrupt (${code}: ${detail}). Move it aside ` +
       `(mv '${path}' '${path}.bad') to start an empty store, or choose another file with --store or TOOLBUS_HOME`;
   } else if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-    advice = `is locked by another process (${code}: ${detail}); retry, or raise busyTimeoutMs`;
+    // Busy is an outage of the store, not a fault in it: it passes once the other writer is done.
+    return new ToolbusError(
+      'unavailable',
+      `config store '${path}' is locked by another process (${code}: ${detail}); retry, or raise busyTimeoutMs`,
+      { cause: error },
+    );
   } else if (code.startsWith('SQLITE_READONLY') && op === 'write') {
     advice =
       `is read-only and cannot be written (${code}: ${detail}). Make the file and its directory ` +

@@ -367,7 +367,10 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
       this.#protocol.error(
         'unavailable',
         isToolbusError(error) && error.code === 'unavailable'
-          ? `${name} is unavailable: nothing is subscribed to request queue '${this.#requestQueue}'`
+          ? // The bus's own words when it has lost its broker; else no-responders: nobody listens.
+            this.#bus.connected === false
+            ? `${name} is unavailable: ${error.message}`
+            : `${name} is unavailable: nothing is subscribed to request queue '${this.#requestQueue}'`
           : `${name} is unavailable: sending to '${this.#requestQueue}' failed: ` +
               (error instanceof Error ? error.message : String(error)),
         call,
