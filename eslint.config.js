@@ -109,6 +109,7 @@ export default tseslint.config(
       'src/registry/**/*.ts',
       'src/models/*.ts',
       'src/agents/**/*.ts',
+      'src/observability/**/*.ts',
       'src/index.ts',
     ],
     ignores: ['src/**/*.test.ts'],

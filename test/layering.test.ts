@@ -48,6 +48,8 @@ const RANK: Record<string, number> = {
   registry: 4,
   'adapters/http': 4,
   agents: 5,
+  // Observes tools, services, registry, bus and models; only cli/ wires it (the gateway takes a function).
+  observability: 5.5,
   gateway: 6,
   cli: 7,
   '(root)': 8,
@@ -132,8 +134,10 @@ export function checkLayering(files: ReadonlyMap<string, string>): string[] {
         );
       }
       // The toolbus/nats entry (bus/nats/index.ts) re-exports config/nats-kv: importing that index back
-      // would be a cycle, so the store reaches the family's shared connect module directly.
-      const sharedConnect = from === 'config/nats-kv' && target === 'bus/nats/connect.js';
+      // would be a cycle, so the store reaches the family's shared connection modules directly.
+      const sharedConnect =
+        from === 'config/nats-kv' &&
+        (target === 'bus/nats/connect.js' || target === 'bus/nats/connection-state.js');
       if (target !== `${to}/index.js` && !sharedConnect) {
         problems.push(`${file}: imports '${spec}'; other layers import only '${to}/index.js'`);
       }

@@ -7,6 +7,8 @@ export const {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CONNECTIONS,
+  READINESS_CHECK_TIMEOUT_MS,
   createGateway,
+  createMetricsListener,
   isLoopbackHost,
 } = await loadBuilt('gateway/index.js');

@@ -30,6 +30,18 @@ export function parseCommandArgs<O extends Options>(
   }
 }
 
+/**
+ * A port flag's value: a whole number from 0 to 65535 (0 picks a free port).
+ * @throws UsageError naming the flag otherwise.
+ */
+export function parsePortFlag(flag: string, text: string): number {
+  const port = Number(text);
+  if (text.trim() === '' || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`${flag} must be a number from 0 to 65535, got '${text}'`);
+  }
+  return port;
+}
+
 /** The flags every command that talks to a running `toolbus up` shares. */
 export const GATEWAY_FLAGS = {
   url: { type: 'string' },

@@ -23,6 +23,8 @@ export const NO_MODEL_MESSAGE =
 /** A model and a line describing it for the start-up banner. */
 export interface ModelChoice {
   model: ChatCompletionClient;
+  /** The model's name (`TOOLBUS_MODEL` or the default), the `model` label of its token metrics. */
+  name: string;
   description: string;
   /** Releases the client. */
   close(): Promise<void>;
@@ -56,6 +58,7 @@ export async function modelFromEnv(env: NodeJS.ProcessEnv): Promise<ModelChoice 
     const looped = Array.from({ length: 100 }, () => script).flat();
     return {
       model: new ScriptedChatCompletionClient(looped),
+      name: 'scripted',
       description: `scripted model from ${env.TOOLBUS_SCRIPTED_MODEL} (testing only)`,
       // Unconsumed steps are expected here, so the double's leftover check is skipped.
       close: async () => {},
@@ -65,7 +68,7 @@ export async function modelFromEnv(env: NodeJS.ProcessEnv): Promise<ModelChoice 
     const { saptivaClient } = await importLeaf('openai', () => import('../models/openai/index.js'));
     const name = env.TOOLBUS_MODEL ?? 'Saptiva Turbo';
     const model = saptivaClient({ model: name, apiKey: env.SAPTIVA_API_KEY });
-    return { model, description: `Saptiva ${name}`, close: () => model.close() };
+    return { model, name, description: `Saptiva ${name}`, close: () => model.close() };
   }
   if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) {
     const { OpenAIChatCompletionClient } = await importLeaf(
@@ -80,6 +83,7 @@ export async function modelFromEnv(env: NodeJS.ProcessEnv): Promise<ModelChoice 
     });
     return {
       model,
+      name,
       description: `${name} at ${env.OPENAI_BASE_URL ?? 'api.openai.com'}`,
       close: () => model.close(),
     };

@@ -16,7 +16,8 @@ import { resolveSelfImportsToSources } from './self-import.js';
  * What the CLI uses of the service a module makes. A `DynamicToolService`, checked by shape rather than
  * `instanceof`: a consumer's module may import its own installed copy of toolbus.
  */
-export type ServiceInstance = Pick<DynamicToolService, 'id' | 'start' | 'stop'>;
+export type ServiceInstance = Pick<DynamicToolService, 'id' | 'start' | 'stop'> &
+  Partial<Pick<DynamicToolService, 'stats'>>;
 
 /** A service module's default export: makes one service (not yet started) on the given bus. */
 export type ServiceFactory = (bus: MessageBus) => ServiceInstance | Promise<ServiceInstance>;
@@ -196,6 +197,8 @@ export interface RunningServiceModule {
   readonly watching: boolean;
   /** The ids of the current instance's service. */
   ids(): readonly string[];
+  /** The current instance's services (a reload swaps them), e.g. for their `stats()` in metrics. */
+  services(): readonly ServiceInstance[];
   /**
    * Loads the module again and swaps in its service: the new one starts first, then the old one stops
    * gracefully (its calls in flight finish on it). If the new one does not load or start, the old one
@@ -277,6 +280,7 @@ export async function startServiceModule(
     specifier,
     watching: watcher !== undefined,
     ids: () => current.map((s) => s.id),
+    services: () => current,
     reload,
     close() {
       closing ??= (async () => {

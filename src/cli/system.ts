@@ -8,11 +8,18 @@ import type { ConfigStore } from '../config/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
 import { type ToolProvider } from '../tools/index.js';
 import { ToolbusError } from '../errors/index.js';
-import { createGateway, type Gateway, type GatewayAgent, type GatewayOptions } from '../gateway/index.js';
+import {
+  createGateway,
+  type Gateway,
+  type GatewayAgent,
+  type GatewayOptions,
+  type ReadinessCheck,
+} from '../gateway/index.js';
 import { ToolRegistry, configAllowlistFromEnv } from '../registry/index.js';
 import type { AgentClient } from '../agents/index.js';
 import type { DynamicToolService } from '../services/index.js';
 import type { McpBridgeTools, McpHttpHandler } from '../adapters/mcp/index.js';
+import { ToolbusMetrics } from '../observability/index.js';
 import { busNatsUrl, openBus, openConfigStore, describeStore } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
 import { importLeaf } from './import-leaf.js';
@@ -29,6 +36,8 @@ export interface SystemOptions {
   /** Reload each of `serviceModules` when its file changes. */
   watch?: boolean;
   model?: ChatCompletionClient | undefined;
+  /** The `model` label of the model's token counts. @default 'model' */
+  modelName?: string | undefined;
   /** The gateway's bearer token; required unless `noAuth`. */
   token?: string | undefined;
   /** Serve the gateway without a token (loopback only). */
@@ -45,6 +54,8 @@ export interface RunningSystem {
   registry: ToolRegistry;
   tools: ToolProvider;
   gateway: Gateway;
+  /** The process's `toolbus_*` series, also served at the gateway's `/metrics`. */
+  metrics: ToolbusMetrics;
   serviceNames: string[];
   /** The running `serviceModules`, in the order given. */
   serviceModules: readonly RunningServiceModule[];
@@ -190,13 +201,17 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     const busNats = busNatsUrl(flags, io); // the bus openBus picks, so the banner names it
     const bus = await openBus(flags, io);
     cleanups.push(() => bus.close());
+    const metrics = new ToolbusMetrics();
+    metrics.observeBus(bus);
     const store = await openConfigStore(flags, io);
     cleanups.push(() => store.close());
 
     const serviceNames: string[] = [];
+    let exampleService: DynamicToolService | undefined;
     if (options.examples) {
       await loadExampleDescriptors(store);
       const service = await startExampleService(bus);
+      exampleService = service;
       serviceNames.push('joke-service');
       cleanups.push(() => service.stop());
     }
@@ -210,6 +225,10 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       serviceModules.push(running);
       cleanups.push(() => running.close());
     }
+    metrics.observeServices(() => [
+      ...(exampleService ? [exampleService] : []),
+      ...serviceModules.flatMap((m) => m.services()),
+    ]);
 
     const registry = new ToolRegistry({
       store,
@@ -217,13 +236,17 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       allowlist,
       ...(options.model ? { model: options.model } : {}),
       toolTypes: defaultToolTypes(),
+      toolSetOptions: { hooks: metrics.toolSetHooks() },
     });
+    metrics.observeRegistry(registry);
+    metrics.observeToolSet(registry.tools);
     cleanups.push(() => registry.close()); // also when start fails: it holds a bus subscription
     await registry.start();
 
     let agent: GatewayAgent | undefined;
     if (options.model) {
       const model = options.model;
+      metrics.observeModel(options.modelName ?? 'model', model);
       // Loaded only with a model: a start without one serves no agent.
       const { AgentClient, AgentService, ToolUseAgent } = await import('../agents/index.js');
       const agentService = new AgentService({
@@ -254,7 +277,9 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       onError,
       problems: () => registry.problems(),
       refresh: () => registry.refresh(),
+      readiness: readinessChecks(bus, registry),
       mcpHandler: mcp.handle,
+      metrics: () => metrics.scrape(),
     });
     cleanups.push(() => gateway.close());
 
@@ -264,6 +289,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       registry,
       tools: registry.tools,
       gateway,
+      metrics,
       serviceNames,
       serviceModules,
       busDescription: busNats ? `NATS at ${busNats}` : 'in-process (memory)',
@@ -275,4 +301,22 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     await closeAll();
     throw error;
   }
+}
+
+/** The parts of `toolbus up` that `/api/v1/ready` checks besides the store and the model. */
+function readinessChecks(bus: MessageBus, registry: ToolRegistry): Record<string, ReadinessCheck> {
+  return {
+    bus: () =>
+      bus.connected === false
+        ? { ok: false, detail: 'the bus is disconnected from its broker; it reconnects by itself' }
+        : { ok: true, detail: 'the bus is connected' },
+    registry: () => {
+      // The registry loaded its first tool set before the gateway started; what can go wrong later is
+      // its watch of the store (it then serves the last set it built, and retries).
+      const store = registry.problems().find((p) => p.key === 'store');
+      return store
+        ? { ok: false, detail: store.message }
+        : { ok: true, detail: `${registry.tools.list().length} tools live` };
+    },
+  };
 }

@@ -14,11 +14,13 @@
  * | GET    | /api/v1/config/{type}             | every item of a type                                   |
  * | GET/PUT/DELETE | /api/v1/config/{type}/{key} | one item; PUT body = the JSON value                  |
  * | GET/POST/DELETE | /mcp                     | MCP Streamable HTTP, when an MCP handler is given      |
+ * | GET    | /metrics                          | Prometheus text format, when `metrics` is given        |
+ * | GET    | /api/v1/ready                     | readiness per part (store, model, `readiness`): 200/503 |
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MAX_JSON_DEPTH } from '../schema/index.js';
-import { type ToolProvider } from '../tools/index.js';
+import { notifyHooks, type Hook, type ToolProvider } from '../tools/index.js';
 import { ToolbusError, numberOption } from '../errors/index.js';
 import type { ConfigStore } from '../config/index.js';
 import { configAllowlistFromEnv, type ConfigAllowlist } from '../registry/index.js';
@@ -31,6 +33,8 @@ import { createRequestGuard, isLoopbackHost, preflightHeaders } from './request-
 import { discardBody, isJsonMediaType, parseJsonText, readBody } from './request-body.js';
 import { decodePathPart, headerValue, type RouteContext } from './route-context.js';
 import { handleToolInvoke, handleToolList, type GatewayProblem } from './tool-routes.js';
+import { sendMetrics, type GatewayMetrics } from './metrics-route.js';
+import { defaultReadinessChecks, sendReadiness, type ReadinessCheck } from './ready-route.js';
 
 /** The default cap on a request body. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -108,6 +112,16 @@ export interface GatewayOptions {
    * `config put` from another process) shows it. @default none (the listing is what is live)
    */
   refresh?: () => Promise<void>;
+  /**
+   * Serves `GET /metrics` (Prometheus text format, token required like every route but liveness), e.g.
+   * `() => metrics.scrape()`. @default none (404)
+   */
+  metrics?: GatewayMetrics;
+  /**
+   * Parts `GET /api/v1/ready` checks besides the config store and the model, by name, e.g. `bus` and
+   * `registry`. It answers 200 when every required part is ready, else 503. @default none
+   */
+  readiness?: Readonly<Record<string, ReadinessCheck>>;
   /** Handles `/mcp` (Streamable HTTP). @default none (404) */
   mcpHandler?: (req: IncomingMessage, res: ServerResponse, request: GatewayMcpRequest) => Promise<void>;
   /** The default `user` for agent and tool calls without one. @default 'anonymous' */
@@ -119,10 +133,30 @@ export interface GatewayOptions {
    */
   heartbeatMs?: number;
   /**
+   * Told of every request refused as unauthenticated (401) or forbidden (403: a foreign `Host` or
+   * `Origin`), e.g. to log or audit it. @default none
+   */
+  onDenied?: Hook<GatewayDeniedEvent>;
+  /**
    * Called with an unexpected failure, whose details the client is not shown (it gets 500 `internal`).
    * @default ignored
    */
   onError?: (error: Error) => void;
+}
+
+/** A request the gateway refused before it reached a route's handler (see {@link GatewayOptions.onDenied}). */
+export interface GatewayDeniedEvent {
+  /** 401 (no or a wrong token) or 403 (a `Host` or `Origin` not allowed). */
+  status: number;
+  /** The error code answered, e.g. `unauthorized` or `forbidden`. */
+  code: string;
+  method: string;
+  /** The path asked for (at most 200 characters). */
+  path: string;
+  /** The client's address. */
+  remote: string;
+  /** What the client was told. */
+  reason: string;
 }
 
 /** Options of {@link Gateway.listen}. */
@@ -216,6 +250,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   const authenticated = (req: IncomingMessage): boolean =>
     token === undefined || bearerTokenMatches(headerValue(req, 'authorization'), token);
 
+  const readinessChecks: Readonly<Record<string, ReadinessCheck>> = {
+    ...defaultReadinessChecks(options.store, options.agent !== undefined, options.agentUnavailableMessage),
+    ...options.readiness,
+  };
+
   function health(ctx: RouteContext): void {
     const status = closing ? 'stopping' : 'ok';
     // Without the token, only that it is alive: tool names, problems and config keys are the owner's.
@@ -264,6 +303,13 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const routes: readonly Route[] = [
     { path: /^\/api\/v1\/health$/, methods: ['GET', 'HEAD'], public: true, handle: health },
+    {
+      // Public like liveness (probes carry no token); the parts' details need the token.
+      path: /^\/api\/v1\/ready$/,
+      methods: ['GET', 'HEAD'],
+      public: true,
+      handle: (ctx) => sendReadiness(ctx, readinessChecks, authenticated(ctx.req), closing !== undefined),
+    },
     { path: /^\/mcp(?:\/.*)?$/, methods: ['GET', 'POST', 'DELETE'], handle: mcp },
     { path: /^\/api\/v1\/tools$/, methods: ['GET'], handle: (ctx) => handleToolList(ctx, toolRoutes) },
     {
@@ -272,6 +318,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       handle: (ctx, [name]) => handleToolInvoke(ctx, toolRoutes, decodePathPart(name!)),
     },
     { path: /^\/api\/v1\/agent$/, methods: ['POST'], handle: (ctx) => handleAgentRoute(ctx, agentRoute) },
+    {
+      path: /^\/metrics$/,
+      methods: ['GET'],
+      handle: (ctx) => sendMetrics(ctx.res, options.metrics, ctx.headers),
+    },
     {
       path: /^\/api\/v1\/config\/([^/]+)$/,
       methods: ['GET'],
@@ -385,6 +436,16 @@ export function createGateway(options: GatewayOptions): Gateway {
       await route(ctx);
     } catch (error) {
       await discardBody(req, maxBodyBytes);
+      if (error instanceof HttpError && (error.status === 401 || error.status === 403)) {
+        notifyHooks(options.onDenied, {
+          status: error.status,
+          code: error.code,
+          method: req.method ?? 'GET',
+          path: (ctx?.path ?? '/').slice(0, 200),
+          remote: req.socket.remoteAddress ?? 'unknown',
+          reason: error.message,
+        });
+      }
       fail(res, error, ctx?.headers ?? {});
     } finally {
       inFlight.delete(controller);

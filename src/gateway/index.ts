@@ -8,7 +8,22 @@ export {
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
 } from './http-gateway.js';
-export type { Gateway, GatewayOptions, GatewayListenOptions, GatewayMcpRequest } from './http-gateway.js';
+export type {
+  Gateway,
+  GatewayDeniedEvent,
+  GatewayOptions,
+  GatewayListenOptions,
+  GatewayMcpRequest,
+} from './http-gateway.js';
 export { isLoopbackHost } from './request-guard.js';
 export type { GatewayAgent, GatewayAgentEvent, GatewayHistoryItem } from './agent-route.js';
 export type { GatewayProblem } from './tool-routes.js';
+export { READINESS_CHECK_TIMEOUT_MS } from './ready-route.js';
+export type { ReadinessCheck, ReadinessPart } from './ready-route.js';
+export { createMetricsListener } from './metrics-route.js';
+export type {
+  GatewayMetrics,
+  GatewayMetricsText,
+  MetricsListener,
+  MetricsListenerOptions,
+} from './metrics-route.js';

@@ -101,6 +101,14 @@ export class AnnouncementTracker {
     return out;
   }
 
+  /** How many live instances each announced service has now, by service id. */
+  instanceCounts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const { serviceId } of this.#instances.values())
+      counts.set(serviceId, (counts.get(serviceId) ?? 0) + 1);
+    return counts;
+  }
+
   /** What was wrong with the announcements (malformed ones, a failed request), in arrival order. */
   problems(): RegistryProblem[] {
     return [...this.#problems.values()];

@@ -141,6 +141,14 @@ export class ToolRegistry {
   }
 
   /**
+   * How many live instances each self-announcing service has now, by service id (empty without a bus or
+   * with `announcements: false`). For monitoring: a service whose count drops has lost replicas.
+   */
+  announcedInstances(): Map<string, number> {
+    return this.#announcements?.instanceCounts() ?? new Map();
+  }
+
+  /**
    * Calls `listener` after each change of the tool set. Returns a function that removes it. A listener
    * that throws does not stop the registry or the other listeners.
    */

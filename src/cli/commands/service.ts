@@ -3,11 +3,13 @@
  */
 import type { CliCommand } from '../command.js';
 import { ExitCode, UsageError } from '../command.js';
-import { parseCommandArgs } from '../args.js';
+import { parseCommandArgs, parsePortFlag } from '../args.js';
 import { openBus } from '../connect.js';
+import { createMetricsListener, type MetricsListener } from '../../gateway/index.js';
+import { ToolbusMetrics } from '../../observability/index.js';
 import { importServiceFactory, startServices, type ServiceInstance } from '../service-module.js';
 
-const help = `Usage: toolbus service <module> --nats URL [--replicas N]
+const help = `Usage: toolbus service <module> --nats URL [--replicas N] [--metrics-port PORT]
 
 Run a tool service in this process, on a shared bus. The module's default export is a function
 that takes the bus and returns a DynamicToolService:
@@ -31,6 +33,10 @@ Options:
   --nats URL         the NATS server the agents use, the one 'toolbus up --nats URL' runs on
                      (a service in its own process needs a shared bus) (default: $TOOLBUS_NATS)
   --replicas N       run N copies in this process, sharing the load (default: 1)
+  --metrics-port PORT
+                     serve this process's Prometheus metrics (requests and queue depth per
+                     service, bus connection, process) on 127.0.0.1:PORT/metrics, without a
+                     token, for a scraper on this host (0 picks a free port; README: "Metrics")
   -h, --help         show this help
 
 Example:
@@ -46,6 +52,7 @@ export const command: CliCommand = {
     const { values, positionals } = parseCommandArgs(argv, {
       nats: { type: 'string' },
       replicas: { type: 'string' },
+      'metrics-port': { type: 'string' },
     });
     const [specifier] = positionals;
     if (!specifier)
@@ -61,11 +68,33 @@ export const command: CliCommand = {
     const replicas = Number(values.replicas ?? '1');
     if (!Number.isInteger(replicas) || replicas < 1)
       throw new UsageError(`--replicas must be a positive integer`);
+    const metricsText = values['metrics-port'];
+    const metricsPort = metricsText === undefined ? undefined : parsePortFlag('--metrics-port', metricsText);
     const factory = await importServiceFactory(specifier, io.cwd);
     const bus = await openBus({ nats }, io);
     let services: ServiceInstance[] = [];
+    let metricsListener: MetricsListener | undefined;
     try {
       services = await startServices(factory, bus, specifier, replicas);
+      if (metricsPort !== undefined) {
+        const metrics = new ToolbusMetrics();
+        metrics.observeBus(bus);
+        metrics.observeServices(() => services);
+        metricsListener = createMetricsListener({
+          metrics: () => metrics.scrape(),
+          onError: (error) =>
+            void io.stderr.write(`toolbus service: metrics: ${error.stack ?? error.message}\n`),
+        });
+        const url = await metricsListener
+          .listen({ host: '127.0.0.1', port: metricsPort })
+          .catch((error: unknown) => {
+            if ((error as { code?: string }).code !== 'EADDRINUSE') throw error;
+            throw new Error(`127.0.0.1:${metricsPort} is already in use: pick another --metrics-port`, {
+              cause: error,
+            });
+          });
+        io.stdout.write(`metrics at ${url}/metrics\n`);
+      }
       io.stdout.write(
         `service '${specifier}' running (${replicas} replica${replicas > 1 ? 's' : ''}) on ${nats}\n`,
       );
@@ -74,6 +103,7 @@ export const command: CliCommand = {
       }
       io.stdout.write('toolbus service: stopping (calls in flight finish)...\n');
     } finally {
+      await metricsListener?.close();
       await Promise.all(services.map((s) => s.stop()));
       await bus.close();
     }

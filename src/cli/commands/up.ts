@@ -4,15 +4,15 @@
  */
 import type { CliCommand, CliIO } from '../command.js';
 import { ExitCode, UsageError } from '../command.js';
-import { parseCommandArgs } from '../args.js';
+import { parseCommandArgs, parsePortFlag } from '../args.js';
 import { NO_MODEL_MESSAGE, modelFromEnv } from '../model-from-env.js';
 import { startSystem, type RunningSystem } from '../system.js';
-import { isLoopbackHost } from '../../gateway/index.js';
+import { createMetricsListener, isLoopbackHost, type MetricsListener } from '../../gateway/index.js';
 import { ensureTokenFile } from '../token-file.js';
 
 const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--store PATH] [--no-examples]
                   [--service MODULE ... [--watch]] [--allowed-hosts NAMES]
-                  [--allowed-origins ORIGINS] [--no-auth]
+                  [--allowed-origins ORIGINS] [--no-auth] [--metrics-port PORT]
 
 Start toolbus in one process: the example joke tool service, your own tool services (--service),
 the live tool registry (config in SQLite under ./.toolbus/, or $TOOLBUS_HOME), the agent (when a
@@ -35,6 +35,10 @@ Options:
                      https://app.example.com (they get CORS headers; other pages get 403)
   --no-auth          serve without a token; allowed on a loopback --host only (Host and Origin
                      are still checked, but any local program can call your tools)
+  --metrics-port PORT
+                     also serve Prometheus metrics without the token on 127.0.0.1:PORT/metrics,
+                     for a scraper on this host (0 picks a free port). The gateway serves
+                     GET /metrics with the token either way (README: "Metrics")
   --nats URL         run on a NATS server (bus and config) instead of the embedded default
                      (default: $TOOLBUS_NATS when set)
   --store PATH       SQLite config file (default: $TOOLBUS_HOME/config.db or ./.toolbus/config.db)
@@ -70,6 +74,7 @@ function banner(
   url: string,
   modelLine: string | undefined,
   tokenLine: string,
+  metricsUrl: string | undefined,
 ): string {
   const tools = system.tools.list();
   const services = [
@@ -82,6 +87,7 @@ function banner(
     `toolbus is up`,
     `  gateway   ${url}   (MCP at ${url}/mcp)`,
     `  token     ${tokenLine}`,
+    `  metrics   ${url}/metrics (with the token)${metricsUrl ? `, ${metricsUrl}/metrics (no token, this host only)` : ''}`,
     `  bus       ${system.busDescription}`,
     `  config    ${system.storeDescription}`,
     `  services  ${services.length ? services.join(', ') : '(none)'}`,
@@ -110,12 +116,7 @@ function banner(
 }
 
 function parsePort(text: string | undefined): number {
-  if (text === undefined) return 8888;
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`--port must be a number from 0 to 65535, got '${text}'`);
-  }
-  return port;
+  return text === undefined ? 8888 : parsePortFlag('--port', text);
 }
 
 /** A comma-separated flag value as a list; undefined or empty gives []. */
@@ -205,6 +206,7 @@ export const command: CliCommand = {
       'allowed-origins': { type: 'string' },
       service: { type: 'string', multiple: true },
       watch: { type: 'boolean' },
+      'metrics-port': { type: 'string' },
     });
     // A stray word (e.g. a port without --port) would otherwise be ignored and the defaults used.
     if (positionals.length > 0) {
@@ -217,6 +219,8 @@ export const command: CliCommand = {
       );
     }
     const port = parsePort(values.port);
+    const metricsText = values['metrics-port'];
+    const metricsPort = metricsText === undefined ? undefined : parsePortFlag('--metrics-port', metricsText);
     const host = values.host ?? '127.0.0.1';
     const allowedHosts = parseList(values['allowed-hosts']);
     const allowedOrigins = parseOrigins(values['allowed-origins']);
@@ -230,6 +234,7 @@ export const command: CliCommand = {
         serviceModules,
         watch: values.watch === true,
         model: choice?.model,
+        modelName: choice?.name,
         ...(auth.token !== undefined ? { token: auth.token } : { noAuth: true }),
         allowedHosts,
         allowedOrigins,
@@ -251,10 +256,31 @@ export const command: CliCommand = {
       }
       throw error;
     }
+    let metricsListener: MetricsListener | undefined;
+    let metricsUrl: string | undefined;
+    if (metricsPort !== undefined) {
+      metricsListener = createMetricsListener({
+        metrics: () => system.metrics.scrape(),
+        onError: (error) => void io.stderr.write(`toolbus: metrics: ${error.stack ?? error.message}\n`),
+      });
+      try {
+        metricsUrl = await metricsListener.listen({ host: '127.0.0.1', port: metricsPort });
+      } catch (error) {
+        await system.close();
+        await choice?.close();
+        if ((error as { code?: string }).code === 'EADDRINUSE') {
+          throw new Error(`127.0.0.1:${metricsPort} is already in use: pick another --metrics-port`, {
+            cause: error,
+          });
+        }
+        throw error;
+      }
+    }
     if (auth.warning) io.stderr.write(auth.warning);
-    io.stdout.write(banner(system, url, choice?.description, auth.line));
+    io.stdout.write(banner(system, url, choice?.description, auth.line, metricsUrl));
     await waitForSignal(io);
     io.stdout.write('toolbus: stopping (calls in flight finish or are cancelled)...\n');
+    await metricsListener?.close();
     await system.close();
     await choice?.close();
     io.stdout.write('toolbus: stopped\n');
