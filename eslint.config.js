@@ -12,11 +12,22 @@ const leafPatterns = [
   '**/bus/nats/**',
   '**/config/sqlite/**',
   '**/config/nats-kv/**',
+  '**/audit/sqlite/**',
+  '**/audit/nats/**',
   '**/adapters/mcp/**',
   '**/adapters/langchain/**',
   '**/models/openai/**',
 ];
-const peerPackages = ['better-sqlite3', 'openai', '@nats-io/*', '@modelcontextprotocol/*', '@langchain/*'];
+const peerPackages = [
+  'better-sqlite3',
+  'openai',
+  '@nats-io/*',
+  '@modelcontextprotocol/*',
+  '@langchain/*',
+  // Only the CLI starts the OpenTelemetry SDK; the core uses @opentelemetry/api alone.
+  '@opentelemetry/sdk-*',
+  '@opentelemetry/exporter-*',
+];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.toolbus/**', '.snippets-*/**'] },
@@ -110,6 +121,7 @@ export default tseslint.config(
       'src/models/*.ts',
       'src/agents/**/*.ts',
       'src/observability/**/*.ts',
+      'src/audit/*.ts',
       'src/index.ts',
     ],
     ignores: ['src/**/*.test.ts'],

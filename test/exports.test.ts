@@ -13,9 +13,9 @@ import * as root from '../src/index.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 
-/** Heavy peers that `import "toolbus"` must not load. */
+/** Heavy peers that `import "toolbus"` must not load (the OpenTelemetry API is a dependency; its SDK is not). */
 const HEAVY =
-  /\/node_modules\/(openai|@nats-io\/[^/]+|@modelcontextprotocol\/[^/]+|@langchain\/[^/]+|better-sqlite3)\//;
+  /\/node_modules\/(openai|@nats-io\/[^/]+|@modelcontextprotocol\/[^/]+|@langchain\/[^/]+|better-sqlite3|@opentelemetry\/(?:sdk|exporter)-[^/]+)\//;
 
 type ErrorClass = new (...args: unknown[]) => Error;
 

@@ -5,9 +5,9 @@
  * - errors/ (floor 0) imports nothing of toolbus; schema/ imports only errors/, and tools/ only errors/
  *   and schema/;
  * - no layer imports a layer above it (ranks below);
- * - a leaf (bus/nats, config/sqlite, config/nats-kv, adapters/mcp, adapters/langchain, models/openai)
- *   is imported only by cli/ (or by a leaf of the same client family, e.g. the `toolbus/nats` entry
- *   re-exporting the NATS key-value store);
+ * - a leaf (bus/nats, config/sqlite, config/nats-kv, audit/sqlite, audit/nats, adapters/mcp,
+ *   adapters/langchain, models/openai) is imported only by cli/ (or by a leaf of the same client
+ *   family, e.g. the `toolbus/nats` entry re-exporting the NATS key-value store);
  * - a heavy client package is imported only inside its own leaf;
  * - another layer is reached only through its `index.ts`;
  * - no `eslint-disable` of no-restricted-imports (or a blanket `eslint-disable`) appears in src/.
@@ -22,18 +22,25 @@ const LEAVES: Record<string, string> = {
   'bus/nats': 'nats',
   'config/nats-kv': 'nats',
   'config/sqlite': 'sqlite',
+  'audit/sqlite': 'sqlite',
+  'audit/nats': 'nats',
   'adapters/mcp': 'mcp',
   'adapters/langchain': 'langchain',
   'models/openai': 'openai',
 };
 
-/** Heavy packages (by prefix) and the client family allowed to import them. */
+/**
+ * Heavy packages (by prefix) and the client family allowed to import them; `cli` for the OpenTelemetry
+ * SDK, which only the CLI starts (the core uses `@opentelemetry/api` alone).
+ */
 const HEAVY: [prefix: string, family: string][] = [
   ['@nats-io/', 'nats'],
   ['better-sqlite3', 'sqlite'],
   ['@modelcontextprotocol/', 'mcp'],
   ['@langchain/', 'langchain'],
   ['openai', 'openai'],
+  ['@opentelemetry/sdk-', 'cli'],
+  ['@opentelemetry/exporter-', 'cli'],
 ];
 
 /** Dependency rank of each layer: a file may import only layers of equal or lower rank. */
@@ -50,6 +57,8 @@ const RANK: Record<string, number> = {
   agents: 5,
   // Observes tools, services, registry, bus and models; only cli/ wires it (the gateway takes a function).
   observability: 5.5,
+  // The audit log's contract and hooks (tools' events in, entries out); the gateway serves its reader.
+  audit: 5.5,
   gateway: 6,
   cli: 7,
   '(root)': 8,
@@ -101,7 +110,7 @@ export function checkLayering(files: ReadonlyMap<string, string>): string[] {
     for (const spec of importsOf(source)) {
       if (!spec.startsWith('.')) {
         const heavy = HEAVY.find(([prefix]) => spec === prefix || spec.startsWith(prefix));
-        if (heavy !== undefined && heavy[1] !== fromFamily) {
+        if (heavy !== undefined && heavy[1] !== (fromFamily ?? from)) {
           problems.push(
             `${file}: imports the heavy package '${spec}' outside its leaf (only the ${heavy[1]} leaf may)`,
           );
@@ -218,6 +227,11 @@ describe('layering', () => {
         "adapters/mcp/x.ts: imports the heavy package 'openai'",
       ],
       [
+        'the OpenTelemetry SDK outside cli/',
+        { 'tools/x.ts': "const { NodeSDK } = await import('@opentelemetry/sdk-node');" },
+        "tools/x.ts: imports the heavy package '@opentelemetry/sdk-node'",
+      ],
+      [
         'a dynamic import of a heavy package',
         { 'agents/x.ts': "const m = await import('better-sqlite3');" },
         "agents/x.ts: imports the heavy package 'better-sqlite3'",
@@ -256,6 +270,8 @@ describe('layering', () => {
         new Map(
           Object.entries({
             'cli/x.ts': "import { NatsBus } from '../bus/nats/index.js';",
+            'cli/y.ts': "const { NodeSDK } = await import('@opentelemetry/sdk-node');",
+            'services/x.ts': "import { trace } from '@opentelemetry/api';",
             'bus/nats/index.ts': "export { NatsKvConfigStore } from '../../config/nats-kv/index.js';",
             'bus/nats/x.ts':
               "import { connect } from '@nats-io/transport-node';\nimport { a } from '../index.js';",

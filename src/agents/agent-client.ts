@@ -75,6 +75,8 @@ class Question extends StreamCall<AgentResponse, AgentResponse> {
 /** The agent codec for the RPC client. */
 class AgentClientProtocol implements RpcClientProtocol<AgentResponse, Question> {
   readonly name: string;
+  /** Spans: `{request queue}/ask`. */
+  readonly method = 'ask';
 
   constructor(requestQueue: string) {
     this.name = `agent service '${canonicalTopic(requestQueue)}'`;

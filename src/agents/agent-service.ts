@@ -78,6 +78,8 @@ class AgentCall extends RpcServerCall {
 /** The agent codec for the RPC server: `AgentRequest` in, `AgentResponse`s out, the run in between. */
 class AgentProtocol implements RpcServerProtocol<AgentCall> {
   readonly name = 'agent service';
+  /** Spans: `{request queue}/ask`. */
+  readonly method = 'ask';
   /** A stopped replica tells its callers to go elsewhere, not that they cancelled. */
   readonly stopCode = 'unavailable';
   readonly #agent: AgentServiceOptions['agent'];

@@ -162,6 +162,7 @@ export async function callAgentTool(
   try {
     return await tools.call(name, args, {
       callId,
+      caller: 'agent',
       ...(signal ? { signal } : {}),
       ...(user !== undefined ? { user } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),

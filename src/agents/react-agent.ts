@@ -12,6 +12,7 @@ import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { REACT_FORMAT, StreamingReActParser, parseReActResponse } from './react-parser.js';
 import type { ReActStep } from './react-parser.js';
 import { toToolProvider } from './tool-provider.js';
+import { traceAgentRun } from './agent-tracing.js';
 import { DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_MESSAGE } from './tool-use-agent.js';
 
 /** The longest model reply replayed in the scratchpad after a parse failure. */
@@ -104,9 +105,14 @@ export class ReActAgent implements RunnableAgent {
    * Runs until a `Final Answer:` or `maxIterations` steps, and resolves with the answer (or a message
    * saying the limit was hit). Rejects with `cancelled`/`timeout` when the signal aborts and with the
    * model client's error when the model fails, after an `error` event; with `model-error` when a reply
-   * outside the protocol was cut by the model's token limit (a retry would be cut the same way).
+   * outside the protocol was cut by the model's token limit (a retry would be cut the same way). With
+   * tracing on, the run is an `invoke_agent react-agent` span.
    */
-  async run(input: string | readonly LLMMessage[], options: AgentRunOptions = {}): Promise<string> {
+  run(input: string | readonly LLMMessage[], options: AgentRunOptions = {}): Promise<string> {
+    return traceAgentRun('react-agent', () => this.#run(input, options));
+  }
+
+  async #run(input: string | readonly LLMMessage[], options: AgentRunOptions): Promise<string> {
     const signal = options.signal;
     const user = options.user ?? this.#user;
     const onEvent = options.onEvent;

@@ -18,6 +18,7 @@ import type { Tool, ToolProvider } from '../tools/index.js';
 import { answerAtLimit, askAgent, callAgentTool, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { mapWithLimit } from './map-with-limit.js';
+import { traceAgentRun } from './agent-tracing.js';
 import { toToolProvider } from './tool-provider.js';
 
 /** The system prompt of the guide's agent. */
@@ -143,9 +144,13 @@ export class ToolUseAgent implements RunnableAgent {
    *
    * Rejects with `cancelled` or `timeout` when the signal aborts (tool calls in flight are aborted too),
    * and with the model client's error (`model-error`, `rate-limited`, …) when the model fails; an `error`
-   * event precedes the rejection.
+   * event precedes the rejection. With tracing on, the run is an `invoke_agent {name}` span.
    */
-  async run(input: string | readonly LLMMessage[], options: AgentRunOptions = {}): Promise<string> {
+  run(input: string | readonly LLMMessage[], options: AgentRunOptions = {}): Promise<string> {
+    return traceAgentRun(this.#options.name, () => this.#run(input, options));
+  }
+
+  async #run(input: string | readonly LLMMessage[], options: AgentRunOptions): Promise<string> {
     const o = this.#options;
     const signal = options.signal;
     const user = options.user ?? o.user;

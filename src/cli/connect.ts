@@ -6,6 +6,7 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { importLeaf } from './import-leaf.js';
 import type { MessageBus } from '../bus/index.js';
+import type { NatsBusStatus } from '../bus/nats/index.js';
 import { MemoryBus } from '../bus/index.js';
 import type { ConfigStore } from '../config/index.js';
 import type { CliIO } from './command.js';
@@ -66,11 +67,18 @@ export function busNatsUrl(flags: ConnectFlags, io: Pick<CliIO, 'env'>): string 
   return flags.nats ?? (io.env.TOOLBUS_NATS || undefined);
 }
 
-/** Opens the bus the flags name: a `NatsBus` with `--nats URL` (or `$TOOLBUS_NATS`), else a `MemoryBus`. */
-export async function openBus(flags: ConnectFlags, io: CliIO): Promise<MessageBus> {
+/**
+ * Opens the bus the flags name: a `NatsBus` with `--nats URL` (or `$TOOLBUS_NATS`), else a `MemoryBus`.
+ * `onStatus` hears a NATS bus's disconnects and reconnects (e.g. to log them).
+ */
+export async function openBus(
+  flags: ConnectFlags,
+  io: CliIO,
+  onStatus?: (status: NatsBusStatus) => void,
+): Promise<MessageBus> {
   const nats = busNatsUrl(flags, io);
   if (!nats) return new MemoryBus();
   const { NatsBus } = await importLeaf('nats', () => import('../bus/nats/index.js'));
   // Ctrl-C while the server does not answer stops the wait at once, not after the connect timeout.
-  return NatsBus.connect({ servers: nats, signal: io.signal });
+  return NatsBus.connect({ servers: nats, signal: io.signal, ...(onStatus ? { hooks: { onStatus } } : {}) });
 }

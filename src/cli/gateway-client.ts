@@ -63,7 +63,11 @@ export async function gatewayFetch(
   path: string,
   init: { method?: string; body?: unknown; accept?: string; signal?: AbortSignal } = {},
 ): Promise<Response> {
-  const headers: Record<string, string> = { accept: init.accept ?? 'application/json' };
+  // The gateway records the caller of a tool call as `cli:` rather than `http:` for this agent.
+  const headers: Record<string, string> = {
+    accept: init.accept ?? 'application/json',
+    'user-agent': 'toolbus-cli',
+  };
   if (target.token) headers.authorization = `Bearer ${target.token}`;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;

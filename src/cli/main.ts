@@ -29,6 +29,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: 'put, get, list and delete config items (tool descriptors and more)',
     load: async () => (await import('./commands/config.js')).command,
   },
+  audit: {
+    summary: 'show the audit log: tool calls and denied requests',
+    load: async () => (await import('./commands/audit.js')).command,
+  },
   service: {
     summary: 'run a tool service module in its own process (on NATS)',
     load: async () => (await import('./commands/service.js')).command,

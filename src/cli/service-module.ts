@@ -9,7 +9,7 @@ import * as nodeModule from 'node:module';
 import { basename, dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { MessageBus } from '../bus/index.js';
-import type { DynamicToolService } from '../services/index.js';
+import type { DynamicToolService, DynamicToolServiceHooks } from '../services/index.js';
 import { resolveSelfImportsToSources } from './self-import.js';
 
 /**
@@ -17,7 +17,7 @@ import { resolveSelfImportsToSources } from './self-import.js';
  * `instanceof`: a consumer's module may import its own installed copy of toolbus.
  */
 export type ServiceInstance = Pick<DynamicToolService, 'id' | 'start' | 'stop'> &
-  Partial<Pick<DynamicToolService, 'stats'>>;
+  Partial<Pick<DynamicToolService, 'stats' | 'addHooks'>>;
 
 /** A service module's default export: makes one service (not yet started) on the given bus. */
 export type ServiceFactory = (bus: MessageBus) => ServiceInstance | Promise<ServiceInstance>;
@@ -138,6 +138,7 @@ export async function startServices(
   bus: MessageBus,
   specifier: string,
   count = 1,
+  hooks?: DynamicToolServiceHooks,
 ): Promise<ServiceInstance[]> {
   const started: ServiceInstance[] = [];
   try {
@@ -155,6 +156,8 @@ export async function startServices(
           `the default export of '${specifier}' must return a DynamicToolService, got ${describe(service)}`,
         );
       }
+      // The host's own hooks (its log), on top of the module's.
+      if (hooks) service.addHooks?.(hooks);
       try {
         await service.start();
       } catch (error) {
@@ -187,6 +190,8 @@ export interface ServiceModuleOptions {
   debounceMs?: number;
   /** Told about reloads and their failures. @default none */
   onEvent?: (event: ServiceModuleEvent) => void;
+  /** Hooks added to every service the module makes (e.g. the host's log). @default none */
+  hooks?: DynamicToolServiceHooks;
 }
 
 /** A service module running in this process; see {@link startServiceModule}. */
@@ -218,7 +223,13 @@ export async function startServiceModule(
   bus: MessageBus,
   options: ServiceModuleOptions,
 ): Promise<RunningServiceModule> {
-  let current = await startServices(await importServiceFactory(specifier, options.cwd), bus, specifier);
+  let current = await startServices(
+    await importServiceFactory(specifier, options.cwd),
+    bus,
+    specifier,
+    1,
+    options.hooks,
+  );
   const onEvent = options.onEvent ?? (() => undefined);
   const draining = new Set<Promise<void>>();
   let version = 0;
@@ -242,6 +253,8 @@ export async function startServiceModule(
         await importServiceFactory(specifier, options.cwd, ++version),
         bus,
         specifier,
+        1,
+        options.hooks,
       );
     } catch (error) {
       onEvent({ type: 'reload-failed', specifier, message: errorText(error) });

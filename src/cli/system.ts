@@ -23,7 +23,9 @@ import { ToolbusMetrics } from '../observability/index.js';
 import { busNatsUrl, openBus, openConfigStore, describeStore } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
 import { importLeaf } from './import-leaf.js';
+import { logBusStatus, logDenied, logRegistry, logServiceErrors, type CliLogger } from './logger.js';
 import { startServiceModule, type RunningServiceModule, type ServiceModuleEvent } from './service-module.js';
+import { startAudit, type AuditSettings } from './audit-setup.js';
 
 /** Options of {@link startSystem}. */
 export interface SystemOptions {
@@ -45,6 +47,10 @@ export interface SystemOptions {
   allowedHosts?: readonly string[];
   allowedOrigins?: readonly string[];
   agentUnavailableMessage: string;
+  /** The audit log (`--no-audit`, `--audit-args`, limits). @default none kept */
+  audit?: AuditSettings | undefined;
+  /** The process's log: bus outages, registry changes and problems, service errors, denied requests. */
+  logger?: CliLogger | undefined;
 }
 
 /** A running system; `close()` stops everything in reverse order. */
@@ -61,6 +67,8 @@ export interface RunningSystem {
   serviceModules: readonly RunningServiceModule[];
   busDescription: string;
   storeDescription: string;
+  /** Where the audit log is kept, when it is on. */
+  auditDescription?: string | undefined;
   problems(): readonly { key: string; message: string }[];
   close(): Promise<void>;
 }
@@ -199,18 +207,23 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
   try {
     const flags = { nats: options.nats, store: options.store };
     const busNats = busNatsUrl(flags, io); // the bus openBus picks, so the banner names it
-    const bus = await openBus(flags, io);
+    const logger = options.logger;
+    const bus = await openBus(flags, io, logger ? logBusStatus(logger, 'the bus') : undefined);
     cleanups.push(() => bus.close());
     const metrics = new ToolbusMetrics();
     metrics.observeBus(bus);
     const store = await openConfigStore(flags, io);
     cleanups.push(() => store.close());
+    // Closed after the gateway and the registry (cleanups run in reverse), so their last calls are kept.
+    const audit = await startAudit(flags, options.audit, io, options.logger);
+    if (audit) cleanups.push(() => audit.log.close());
 
     const serviceNames: string[] = [];
     let exampleService: DynamicToolService | undefined;
     if (options.examples) {
       await loadExampleDescriptors(store);
       const service = await startExampleService(bus);
+      if (logger) service.addHooks(logServiceErrors(logger));
       exampleService = service;
       serviceNames.push('joke-service');
       cleanups.push(() => service.stop());
@@ -221,6 +234,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
         cwd: io.cwd,
         watch: options.watch === true,
         onEvent: (event) => reportServiceModuleEvent(event, io),
+        ...(logger ? { hooks: logServiceErrors(logger) } : {}),
       });
       serviceModules.push(running);
       cleanups.push(() => running.close());
@@ -236,12 +250,16 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       allowlist,
       ...(options.model ? { model: options.model } : {}),
       toolTypes: defaultToolTypes(),
-      toolSetOptions: { hooks: metrics.toolSetHooks() },
+      toolSetOptions: { hooks: audit ? audit.toolSetHooks(metrics.toolSetHooks()) : metrics.toolSetHooks() },
     });
     metrics.observeRegistry(registry);
     metrics.observeToolSet(registry.tools);
     cleanups.push(() => registry.close()); // also when start fails: it holds a bus subscription
     await registry.start();
+    if (logger) {
+      const stop = logRegistry(logger, registry);
+      cleanups.push(async () => stop());
+    }
 
     let agent: GatewayAgent | undefined;
     if (options.model) {
@@ -277,7 +295,9 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       onError,
       problems: () => registry.problems(),
       refresh: () => registry.refresh(),
-      readiness: readinessChecks(bus, registry),
+      readiness: { ...readinessChecks(bus, registry), ...audit?.readiness },
+      onDenied: [...(logger ? [logDenied(logger)] : []), ...(audit ? [audit.onDenied] : [])],
+      ...(audit ? { audit: audit.log } : {}),
       mcpHandler: mcp.handle,
       metrics: () => metrics.scrape(),
     });
@@ -294,6 +314,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       serviceModules,
       busDescription: busNats ? `NATS at ${busNats}` : 'in-process (memory)',
       storeDescription: describeStore(flags, io),
+      auditDescription: audit?.description,
       problems: () => registry.problems(),
       close: closeAll,
     };

@@ -16,6 +16,7 @@
  * | GET/POST/DELETE | /mcp                     | MCP Streamable HTTP, when an MCP handler is given      |
  * | GET    | /metrics                          | Prometheus text format, when `metrics` is given        |
  * | GET    | /api/v1/ready                     | readiness per part (store, model, `readiness`): 200/503 |
+ * | GET    | /api/v1/audit                     | audit entries (`?tool=&user=&since=&limit=`), when `audit` is given |
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +36,9 @@ import { decodePathPart, headerValue, type RouteContext } from './route-context.
 import { handleToolInvoke, handleToolList, type GatewayProblem } from './tool-routes.js';
 import { sendMetrics, type GatewayMetrics } from './metrics-route.js';
 import { defaultReadinessChecks, sendReadiness, type ReadinessCheck } from './ready-route.js';
+import { setRequestRoute, traceRequest } from './request-tracing.js';
+import { handleAuditRoute } from './audit-route.js';
+import type { AuditReader } from '../audit/index.js';
 
 /** The default cap on a request body. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -117,6 +121,11 @@ export interface GatewayOptions {
    * `() => metrics.scrape()`. @default none (404)
    */
   metrics?: GatewayMetrics;
+  /**
+   * Serves `GET /api/v1/audit?tool=&user=&since=&limit=` (token required): the latest audit entries
+   * that match, oldest first. @default none (404)
+   */
+  audit?: AuditReader;
   /**
    * Parts `GET /api/v1/ready` checks besides the config store and the model, by name, e.g. `bus` and
    * `registry`. It answers 200 when every required part is ready, else 503. @default none
@@ -235,7 +244,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
   });
-  const toolRoutes = { tools: options.tools, defaultUser, toolTimeoutMs, refresh: options.refresh };
+  const toolRoutes = {
+    tools: options.tools,
+    defaultUser,
+    toolTimeoutMs,
+    refresh: options.refresh,
+    principal: token === undefined ? 'anonymous' : 'token',
+  };
   const agentRoute = {
     agent: options.agent,
     agentUnavailableMessage: options.agentUnavailableMessage,
@@ -323,6 +338,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       methods: ['GET'],
       handle: (ctx) => sendMetrics(ctx.res, options.metrics, ctx.headers),
     },
+    { path: /^\/api\/v1\/audit$/, methods: ['GET'], handle: (ctx) => handleAuditRoute(ctx, options.audit) },
     {
       path: /^\/api\/v1\/config\/([^/]+)$/,
       methods: ['GET'],
@@ -354,6 +370,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       return;
     }
     const { route: found, params } = findRoute(routes, path, method);
+    setRequestRoute(method, found.path);
     if (!found.public && !authenticated(req)) {
       throw new HttpError(
         401,
@@ -418,7 +435,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     );
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** One request, in its SERVER span when tracing is on (see request-tracing.ts). */
+  function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    return traceRequest(req, res, () => handleRequest(req, res));
+  }
+
+  async function handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const controller = new AbortController();
     inFlight.add(controller);
     // A client that goes away cancels its agent run or tool call.

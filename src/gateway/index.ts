@@ -18,6 +18,7 @@ export type {
 export { isLoopbackHost } from './request-guard.js';
 export type { GatewayAgent, GatewayAgentEvent, GatewayHistoryItem } from './agent-route.js';
 export type { GatewayProblem } from './tool-routes.js';
+export type { AuditEntry, AuditQuery, AuditReader, AuditRequest } from '../audit/index.js';
 export { READINESS_CHECK_TIMEOUT_MS } from './ready-route.js';
 export type { ReadinessCheck, ReadinessPart } from './ready-route.js';
 export { createMetricsListener } from './metrics-route.js';

@@ -17,6 +17,17 @@ export interface ToolRoutesOptions {
   defaultUser: string;
   toolTimeoutMs: number;
   refresh: (() => Promise<void>) | undefined;
+  /** Who the token says the client is (`token`, or `anonymous` without auth), for `caller`. */
+  principal: string;
+}
+
+/**
+ * `http:<principal>@<address>`, or `cli:…` when the client says it is the toolbus CLI (its
+ * `User-Agent`; a claim, while the principal is what the token proved).
+ */
+function callerOf(ctx: RouteContext, principal: string): string {
+  const entry = /^toolbus-cli\b/.test(headerValue(ctx.req, 'user-agent') ?? '') ? 'cli' : 'http';
+  return `${entry}:${principal}@${ctx.req.socket.remoteAddress ?? 'unknown'}`;
 }
 
 /** How long `?fresh=1` waits for the registry before answering with what is live. */
@@ -67,6 +78,7 @@ export async function handleToolInvoke(
     signal: ctx.signal,
     timeoutMs: options.toolTimeoutMs,
     user,
+    caller: callerOf(ctx, options.principal),
   });
   const code = result.error?.code;
   if (code === 'unknown-tool') throw new HttpError(404, code, result.content);

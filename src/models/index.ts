@@ -40,3 +40,6 @@ export {
   DEFAULT_SAPTIVA_MODEL,
   saptivaModelInfo,
 } from './saptiva-models.js';
+/** For model clients (not part of the root API): the `chat {model}` span of each call. */
+export { traceChat, traceChatStream } from './chat-tracing.js';
+export type { ChatTraceTarget } from './chat-tracing.js';

@@ -14,6 +14,7 @@ import type {
 } from './chat-completion-client.js';
 import type { FunctionCall, LLMMessage } from './messages.js';
 import { addUsage, emptyUsage } from './usage.js';
+import { traceChat, traceChatStream, type ChatTraceTarget } from './chat-tracing.js';
 
 /** A full scripted result; `content` is required, the rest has defaults. */
 export interface ScriptedResult {
@@ -122,6 +123,8 @@ export class ScriptedChatCompletionClient implements ChatCompletionClient {
   #next = 0;
   #total: RequestUsage = emptyUsage();
   #closed = false;
+  /** Spans name a scripted model by its family (`scripted` unless overridden), its provider `scripted`. */
+  readonly #traceTarget: ChatTraceTarget;
 
   constructor(steps: readonly ScriptedStep[], options: ScriptedChatCompletionClientOptions = {}) {
     if (!Array.isArray(steps)) {
@@ -134,6 +137,7 @@ export class ScriptedChatCompletionClient implements ChatCompletionClient {
     this.#steps = [...steps];
     this.#chunkSize = chunkSize;
     this.modelInfo = { ...DEFAULT_SCRIPTED_MODEL_INFO, ...options.modelInfo };
+    this.#traceTarget = { model: this.modelInfo.family ?? 'scripted', provider: 'scripted' };
   }
 
   /** Every call so far, in order. */
@@ -148,13 +152,20 @@ export class ScriptedChatCompletionClient implements ChatCompletionClient {
 
   /** Replays the next step. Rejects with `model-error` when the script is exhausted. */
   async create(messages: readonly LLMMessage[], options: CreateOptions = {}): Promise<CreateResult> {
-    return this.#run(messages, options, false);
+    return traceChat(this.#traceTarget, messages, () => this.#run(messages, options, false));
   }
 
   /** Replays the next step, yielding its text in chunks, then the result. */
-  async *createStream(
+  createStream(
     messages: readonly LLMMessage[],
     options: CreateOptions = {},
+  ): AsyncGenerator<string | CreateResult, void, undefined> {
+    return traceChatStream(this.#traceTarget, messages, this.#stream(messages, options));
+  }
+
+  async *#stream(
+    messages: readonly LLMMessage[],
+    options: CreateOptions,
   ): AsyncGenerator<string | CreateResult, void, undefined> {
     const { result, chunks } = await this.#runWithChunks(messages, options, true);
     for (const chunk of chunks) {

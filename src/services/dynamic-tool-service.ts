@@ -172,8 +172,11 @@ class ToolServiceCall extends RpcServerCall implements ToolServiceInvokeContext 
 /** The tool-service codec over the RPC layer: the seed's envelopes, `invoke`, and the service's hooks. */
 class ToolServiceProtocol implements RpcServerProtocol<ToolServiceCall> {
   readonly name: string;
+  /** Spans: `{request queue}/invoke`. */
+  readonly method = 'invoke';
   readonly #service: string;
-  readonly #hooks: DynamicToolServiceHooks;
+  /** The hooks given at construction, then those added with {@link DynamicToolService.addHooks}. */
+  readonly hookSets: DynamicToolServiceHooks[];
   readonly #invoke: ToolServiceInvoke;
   /**
    * The last `config` text whose values are all primitives, and a private parse of it: a tool sends the
@@ -186,7 +189,7 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolServiceCall> {
   constructor(service: string, hooks: DynamicToolServiceHooks, invoke: ToolServiceInvoke) {
     this.name = `tool service '${service}'`;
     this.#service = service;
-    this.#hooks = hooks;
+    this.hookSets = [hooks];
     this.#invoke = invoke;
   }
 
@@ -239,13 +242,17 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolServiceCall> {
     } else {
       wire = toWireError(error);
     }
-    notifyHooks(this.#hooks.onCallError, { service: this.#service, id, error: wire, cause: error });
+    const event = { service: this.#service, id, error: wire, cause: error };
+    for (const hooks of this.hookSets) notifyHooks(hooks.onCallError, event);
     return encodeResponse({ error: wire, response: '', end_of_stream: true });
   }
 
   report(event: RpcServerEvent): void {
+    for (const hooks of this.hookSets) this.#report(event, hooks);
+  }
+
+  #report(event: RpcServerEvent, hooks: DynamicToolServiceHooks): void {
     const service = this.#service;
-    const hooks = this.#hooks;
     switch (event.type) {
       case 'unreadable':
         notifyHooks(hooks.onMalformedMessage, {
@@ -303,6 +310,7 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolServiceCall> {
 export class DynamicToolService {
   readonly #options: ResolvedOptions;
   readonly #server: RpcServer<ToolServiceCall>;
+  readonly #protocol: ToolServiceProtocol;
 
   /**
    * @throws ToolbusError `invalid-config` for a bad queue name, one topic for both queues, `concurrency` or
@@ -332,8 +340,21 @@ export class DynamicToolService {
             }
           : {}),
       },
-      new ToolServiceProtocol(resolved.id, resolved.hooks, invoke),
+      (this.#protocol = new ToolServiceProtocol(resolved.id, resolved.hooks, invoke)),
     );
+  }
+
+  /**
+   * Adds hooks after construction, e.g. for a host that runs a module's service and logs its errors
+   * (`toolbus service`). Returns a function that removes them again.
+   */
+  addHooks(hooks: DynamicToolServiceHooks): () => void {
+    const sets = this.#protocol.hookSets;
+    sets.push(hooks);
+    return () => {
+      const at = sets.indexOf(hooks);
+      if (at > 0) sets.splice(at, 1);
+    };
   }
 
   /** The service id. */

@@ -5,7 +5,8 @@
 import { canonicalTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, MessageBus } from '../bus/index.js';
 import { ToolbusError, numberOption, type ToolbusErrorCode } from '../errors/index.js';
-import { ToolError, notifyHooks, type Hook } from '../tools/index.js';
+import type { Attributes } from '@opentelemetry/api';
+import { ToolError, TraceAttribute, notifyHooks, type Hook } from '../tools/index.js';
 import {
   RpcClient,
   RpcClientCall,
@@ -186,6 +187,8 @@ class ToolStreamCall extends StreamCall<ToolServiceResponse, string> {
 /** The tool-service codec for the RPC client: the seed's response envelope and its errors. */
 class ToolClientProtocol implements RpcClientProtocol<ToolServiceResponse, ToolCall> {
   readonly name: string;
+  /** Spans: `{request queue}/invoke`. */
+  readonly method = 'invoke';
   readonly #service: string;
 
   constructor(service: string) {
@@ -222,6 +225,10 @@ class ToolClientProtocol implements RpcClientProtocol<ToolServiceResponse, ToolC
   isLast(response: ToolServiceResponse): boolean {
     // Error responses never get here: decode turned them into the call's failure.
     return response.end_of_stream;
+  }
+
+  spanAttributes(call: ToolCall): Attributes | undefined {
+    return call.toolName === undefined ? undefined : { [TraceAttribute.ToolName]: call.toolName };
   }
 
   error(code: ToolbusErrorCode, message: string, call: ToolCall, cause?: unknown): ToolbusError {

@@ -44,3 +44,18 @@ export { CallDeadlines, MAX_TIMER_MS } from './call-deadlines.js';
 export { onAbort } from './abort-fanout.js';
 export type { AbortCallback } from './abort-fanout.js';
 export type { Schedulable } from './call-deadlines.js';
+/** Shared with the layers above (not part of the root API): OpenTelemetry spans, off until an SDK runs. */
+export {
+  TRACER_NAME,
+  TRACE_CONTENT_ENV,
+  TraceAttribute,
+  tracingEnabled,
+  traceContent,
+  setTraceContent,
+  startSpan,
+  runInSpan,
+  errorTypeOf,
+  endSpanWithError,
+  endSpanWithFailure,
+  contentText,
+} from './tracing.js';

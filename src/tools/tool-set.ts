@@ -22,6 +22,8 @@ import { truncateOutput } from './truncate-output.js';
 import { BaseTool, runFailure, startRun } from './base-tool.js';
 import { CallIdSource } from './call-id.js';
 import { hookList, runHooks, type Hook, type HookFn } from './hooks.js';
+import { endSpanWithFailure, runInSpan, tracingEnabled } from './tracing.js';
+import { endToolSpan, startToolSpan } from './tool-tracing.js';
 
 /** Per-call timeout used when neither the call nor the set gives one (60 s). */
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
@@ -47,6 +49,10 @@ export interface ToolResultEvent {
   readonly name: string;
   readonly callId: string;
   readonly user: string | undefined;
+  /** Who made the call (`ToolCallOptions.caller`). */
+  readonly caller: string | undefined;
+  /** The arguments as the caller gave them: JSON text, or an object. */
+  readonly args: string | Readonly<Record<string, unknown>>;
   readonly result: ToolResult;
   /** Wall time of the call, queueing included. */
   readonly durationMs: number;
@@ -204,6 +210,9 @@ export class ToolSet implements ToolProvider {
     options: ToolCallOptions = NO_OPTIONS,
   ): Promise<ToolResult> {
     const callId = options.callId ?? (this.#callIds ??= new CallIdSource()).next();
+    // One cheap test per call: with no OpenTelemetry SDK registered, the paths below run as they did
+    // before tracing existed (no span, no context, the direct path's one promise).
+    if (tracingEnabled()) return this.#callTraced(name, args, options, callId);
     if (this.#options.onResult.length === 0 && this.#options.onError.length === 0) {
       try {
         return this.#call(name, args, options, callId, options.user);
@@ -215,6 +224,37 @@ export class ToolSet implements ToolProvider {
     return this.#callObserved(name, args, options, callId);
   }
 
+  /**
+   * A call inside its `execute_tool` span. The tool runs with the span active, so what it calls out to
+   * (a tool service, an MCP server) traces as the span's child and carries it on the wire.
+   */
+  #callTraced(
+    name: string,
+    args: string | Record<string, unknown>,
+    options: ToolCallOptions,
+    callId: string,
+  ): Promise<ToolResult> {
+    const span = startToolSpan(name, callId, args, this.#tools.get(name));
+    const observed = this.#options.onResult.length > 0 || this.#options.onError.length > 0;
+    let running: Promise<ToolResult>;
+    try {
+      running = runInSpan(span, () =>
+        observed
+          ? this.#callObserved(name, args, options, callId)
+          : this.#call(name, args, options, callId, options.user),
+      );
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    return running.then(
+      (result) => endToolSpan(span, result),
+      (error: unknown) => {
+        endSpanWithFailure(span, error);
+        throw error;
+      },
+    );
+  }
+
   async #callObserved(
     name: string,
     args: string | Record<string, unknown>,
@@ -224,7 +264,15 @@ export class ToolSet implements ToolProvider {
     const started = performance.now();
     const user = options.user;
     const result = await this.#call(name, args, options, callId, user);
-    const event: ToolResultEvent = { name, callId, user, result, durationMs: performance.now() - started };
+    const event: ToolResultEvent = {
+      name,
+      callId,
+      user,
+      caller: options.caller,
+      args,
+      result,
+      durationMs: performance.now() - started,
+    };
     const hooks = result.isError
       ? [...this.#options.onResult, ...this.#options.onError]
       : this.#options.onResult;

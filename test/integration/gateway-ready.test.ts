@@ -109,7 +109,7 @@ test('toolbus up --nats: not ready (bus, store) while the broker is down, ready 
   };
   const before = await check();
   assert.equal(before.status, 200, JSON.stringify(before.body));
-  assert.deepEqual(Object.keys(before.body.parts).sort(), ['bus', 'model', 'registry', 'store']);
+  assert.deepEqual(Object.keys(before.body.parts).sort(), ['audit', 'bus', 'model', 'registry', 'store']);
 
   const restart = nats.restart({ kill: true, downMs: 3_000 });
   let down: { status: number; body: Readiness } | undefined;

@@ -2,6 +2,7 @@
  * @module The MCP server bridge: any toolbus tool set (function tools, bus tool services, HTTP tools, even
  * other MCP servers) served to any MCP client, over stdio or Streamable HTTP, in both protocol eras.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
@@ -19,6 +20,7 @@ import {
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { numberOption } from '../../errors/index.js';
 import type { Tool, ToolProvider } from '../../tools/index.js';
+import { traceMcpServerCall } from './mcp-tracing.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
 export type McpBridgeTools = ToolProvider & {
@@ -134,7 +136,16 @@ function subscribe(tools: McpBridgeTools, listener: () => void): () => void {
   };
 }
 
-function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, followChanges: boolean): Server {
+/**
+ * The server for one connection, session or request; `caller` labels its tool calls
+ * (`ToolCallOptions.caller`): `mcp:stdio`, or `mcp:` and the HTTP client's identity.
+ */
+function buildServer(
+  tools: McpBridgeTools,
+  options: McpBridgeOptions,
+  followChanges: boolean,
+  caller: string,
+): Server {
   const server = new Server(
     { name: options.name ?? 'toolbus', version: options.version ?? '0.1.0' },
     {
@@ -143,21 +154,25 @@ function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, followCha
     },
   );
   server.setRequestHandler('tools/list', () => ({ tools: tools.list().map(toMcpTool) }));
-  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
-    const { name } = request.params;
-    const result = await tools.call(name, request.params.arguments ?? {}, {
-      signal: ctx.mcpReq.signal,
-      callId: String(ctx.mcpReq.id),
-      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+  server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult> => {
+    const { name, _meta: meta } = request.params;
+    // In a SERVER span when tracing is on, continuing the caller's trace from `params._meta`.
+    return traceMcpServerCall(name, String(ctx.mcpReq.id), meta, async () => {
+      const result = await tools.call(name, request.params.arguments ?? {}, {
+        signal: ctx.mcpReq.signal,
+        callId: String(ctx.mcpReq.id),
+        caller,
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      });
+      // MCP answers an unknown tool with a protocol error (-32602), in the tool set's one message.
+      if (result.error?.code === 'unknown-tool') {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, result.content);
+      }
+      return {
+        content: [{ type: 'text', text: result.content }],
+        ...(result.isError ? { isError: true } : {}),
+      };
     });
-    // MCP answers an unknown tool with a protocol error (-32602), in the tool set's one message.
-    if (result.error?.code === 'unknown-tool') {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, result.content);
-    }
-    return {
-      content: [{ type: 'text', text: result.content }],
-      ...(result.isError ? { isError: true } : {}),
-    };
   });
   if (followChanges) {
     const unsubscribe = subscribe(tools, () => {
@@ -185,7 +200,7 @@ function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, followCha
  * ```
  */
 export function createMcpServer(tools: McpBridgeTools, options: McpBridgeOptions = {}): Server {
-  return buildServer(tools, options, true);
+  return buildServer(tools, options, true, 'mcp');
 }
 
 /**
@@ -200,7 +215,7 @@ export function createMcpServer(tools: McpBridgeTools, options: McpBridgeOptions
 export function serveMcpStdio(tools: McpBridgeTools, options: ServeMcpStdioOptions = {}): McpStdioBridge {
   const transport =
     options.stdin || options.stdout ? new StdioServerTransport(options.stdin, options.stdout) : undefined;
-  const handle = serveStdio(() => buildServer(tools, options, true), {
+  const handle = serveStdio(() => buildServer(tools, options, true, 'mcp:stdio'), {
     ...(transport ? { transport } : {}),
     ...(options.onError ? { onerror: options.onError } : {}),
   });
@@ -274,9 +289,14 @@ export function createMcpHttpHandler(
     { infinity: true },
   );
   const onError = options.onError;
-  const modern = createMcpHandler(() => buildServer(tools, options, false), {
-    ...(onError ? { onerror: onError } : {}),
-  });
+  // The client of the request being served, for the stateless servers the SDK makes per request.
+  const clients = new AsyncLocalStorage<string>();
+  const modern = createMcpHandler(
+    () => buildServer(tools, options, false, `mcp:${clients.getStore() ?? 'unknown'}`),
+    {
+      ...(onError ? { onerror: onError } : {}),
+    },
+  );
   const modernNode = toNodeHandler(modern, onError ? { onerror: onError } : {});
   const unsubscribe = subscribe(tools, () => modern.notify.toolsChanged());
   /** Initialized sessions by id. */
@@ -434,7 +454,7 @@ export function createMcpHttpHandler(
       transport.onclose = () => release(slot);
       const end = track(slot, res);
       try {
-        await buildServer(tools, options, true).connect(transport);
+        await buildServer(tools, options, true, `mcp:${client}`).connect(transport);
         await transport.handleRequest(req, res, parsedBody);
       } finally {
         if (res.writableFinished) end();
@@ -447,7 +467,8 @@ export function createMcpHttpHandler(
       }
       return;
     }
-    await modernNode(req, res, parsedBody);
+    const client = request?.client ?? req.socket.remoteAddress ?? 'unknown';
+    await clients.run(client, () => modernNode(req, res, parsedBody));
   };
 
   let closing: Promise<void> | undefined;

@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ToolError, onAbort } from '../../tools/index.js';
+import { traceMcpClientCall } from './mcp-tracing.js';
 import { ToolbusError } from '../../errors/index.js';
 import {
   MAX_MCP_TIMEOUT_MS,
@@ -204,10 +205,21 @@ export class McpSession {
    * reset by progress up to `maxTotalTimeoutMs`), `cancelled`, `unavailable` (server unreachable, or it
    * restarted during a call that is not safe to retry), `tool-error` (protocol error, e.g. unknown tool).
    */
-  async callTool(
+  callTool(
     name: string,
     args: Record<string, unknown>,
     options: McpCallOptions = {},
+  ): Promise<CallToolResult> {
+    const transport = this.#params.kind === 'stdio' ? 'pipe' : 'tcp';
+    return traceMcpClientCall(this.id, name, transport, (meta) => this.#callTool(name, args, options, meta));
+  }
+
+  /** {@link callTool}; `meta` (the trace context, when tracing) goes in the request's `params._meta`. */
+  async #callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: McpCallOptions,
+    meta: Record<string, string> | undefined,
   ): Promise<CallToolResult> {
     const display = options.displayName ?? name;
     const timeoutMs = Math.min(options.timeoutMs ?? toolTimeoutMs(this.#params, name), MAX_MCP_TIMEOUT_MS);
@@ -218,7 +230,7 @@ export class McpSession {
       const client = await this.#ensureClient(signal);
       used = client;
       const result = await client.callTool(
-        { name, arguments: args },
+        meta === undefined ? { name, arguments: args } : { name, arguments: args, _meta: meta },
         {
           timeout: timeoutMs,
           resetTimeoutOnProgress: true,

@@ -5,11 +5,14 @@ import type { CliCommand } from '../command.js';
 import { ExitCode, UsageError } from '../command.js';
 import { parseCommandArgs, parsePortFlag } from '../args.js';
 import { openBus } from '../connect.js';
+import { cliLogger, logBusStatus, logServiceErrors } from '../logger.js';
 import { createMetricsListener, type MetricsListener } from '../../gateway/index.js';
 import { ToolbusMetrics } from '../../observability/index.js';
 import { importServiceFactory, startServices, type ServiceInstance } from '../service-module.js';
+import { startTracingSdk } from '../tracing-sdk.js';
 
 const help = `Usage: toolbus service <module> --nats URL [--replicas N] [--metrics-port PORT]
+                       [--log-level LEVEL]
 
 Run a tool service in this process, on a shared bus. The module's default export is a function
 that takes the bus and returns a DynamicToolService:
@@ -37,7 +40,17 @@ Options:
                      serve this process's Prometheus metrics (requests and queue depth per
                      service, bus connection, process) on 127.0.0.1:PORT/metrics, without a
                      token, for a scraper on this host (0 picks a free port; README: "Metrics")
+  --log-level LEVEL  trace, debug, info (default; or $TOOLBUS_LOG_LEVEL), warn, error, fatal or
+                     silent. The log (start and stop, NATS outages with their length, failed
+                     calls) goes to stdout: JSON lines when stdout is not a terminal, readable
+                     lines on one
   -h, --help         show this help
+
+Environment:
+  OTEL_EXPORTER_OTLP_ENDPOINT
+                     export OpenTelemetry traces over OTLP (npm install @opentelemetry/sdk-node;
+                     the other OTEL_* variables apply; README: "Traces"). TOOLBUS_TRACE_CONTENT=1
+                     also records tool arguments and results and error texts
 
 Example:
   toolbus service examples/joke-service/service.ts --nats nats://127.0.0.1:4222
@@ -53,6 +66,7 @@ export const command: CliCommand = {
       nats: { type: 'string' },
       replicas: { type: 'string' },
       'metrics-port': { type: 'string' },
+      'log-level': { type: 'string' },
     });
     const [specifier] = positionals;
     if (!specifier)
@@ -70,12 +84,15 @@ export const command: CliCommand = {
       throw new UsageError(`--replicas must be a positive integer`);
     const metricsText = values['metrics-port'];
     const metricsPort = metricsText === undefined ? undefined : parsePortFlag('--metrics-port', metricsText);
+    const logger = await cliLogger(io, values['log-level']);
+    // Before the module loads and serves: a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
+    const tracing = await startTracingSdk(io, 'toolbus-service');
     const factory = await importServiceFactory(specifier, io.cwd);
-    const bus = await openBus({ nats }, io);
+    const bus = await openBus({ nats }, io, logBusStatus(logger, 'the bus'));
     let services: ServiceInstance[] = [];
     let metricsListener: MetricsListener | undefined;
     try {
-      services = await startServices(factory, bus, specifier, replicas);
+      services = await startServices(factory, bus, specifier, replicas, logServiceErrors(logger));
       if (metricsPort !== undefined) {
         const metrics = new ToolbusMetrics();
         metrics.observeBus(bus);
@@ -95,17 +112,24 @@ export const command: CliCommand = {
           });
         io.stdout.write(`metrics at ${url}/metrics\n`);
       }
+      if (tracing) io.stdout.write(`traces: ${tracing.description}\n`);
       io.stdout.write(
         `service '${specifier}' running (${replicas} replica${replicas > 1 ? 's' : ''}) on ${nats}\n`,
+      );
+      logger.info(
+        { event: 'start', module: specifier, replicas, services: services.map((s) => s.id) },
+        `toolbus service started: '${specifier}' (${replicas} replica${replicas > 1 ? 's' : ''})`,
       );
       if (!io.signal.aborted) {
         await new Promise<void>((r) => io.signal.addEventListener('abort', () => r(), { once: true }));
       }
+      logger.info({ event: 'stop', module: specifier }, 'toolbus service stopping');
       io.stdout.write('toolbus service: stopping (calls in flight finish)...\n');
     } finally {
       await metricsListener?.close();
       await Promise.all(services.map((s) => s.stop()));
       await bus.close();
+      await tracing?.shutdown();
     }
     io.stdout.write('toolbus service: stopped\n');
     return ExitCode.Ok;

@@ -9,10 +9,15 @@ import { NO_MODEL_MESSAGE, modelFromEnv } from '../model-from-env.js';
 import { startSystem, type RunningSystem } from '../system.js';
 import { createMetricsListener, isLoopbackHost, type MetricsListener } from '../../gateway/index.js';
 import { ensureTokenFile } from '../token-file.js';
+import { startTracingSdk } from '../tracing-sdk.js';
+import { AUDIT_FLAGS, AUDIT_FLAGS_HELP, parseAuditFlags } from '../audit-setup.js';
+import { cliLogger } from '../logger.js';
 
 const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--store PATH] [--no-examples]
                   [--service MODULE ... [--watch]] [--allowed-hosts NAMES]
                   [--allowed-origins ORIGINS] [--no-auth] [--metrics-port PORT]
+                  [--log-level LEVEL] [--audit-args] [--audit-max-age AGE]
+                  [--audit-max-mb MB] [--no-audit]
 
 Start toolbus in one process: the example joke tool service, your own tool services (--service),
 the live tool registry (config in SQLite under ./.toolbus/, or $TOOLBUS_HOME), the agent (when a
@@ -39,6 +44,10 @@ Options:
                      also serve Prometheus metrics without the token on 127.0.0.1:PORT/metrics,
                      for a scraper on this host (0 picks a free port). The gateway serves
                      GET /metrics with the token either way (README: "Metrics")
+  --log-level LEVEL  trace, debug, info (default; or $TOOLBUS_LOG_LEVEL), warn, error, fatal or
+                     silent. The log (start and stop, NATS outages with their length, registry
+                     changes and problems, service errors, denied requests) goes to stdout: JSON
+                     lines when stdout is not a terminal, readable lines on one
   --nats URL         run on a NATS server (bus and config) instead of the embedded default
                      (default: $TOOLBUS_NATS when set)
   --store PATH       SQLite config file (default: $TOOLBUS_HOME/config.db or ./.toolbus/config.db)
@@ -49,12 +58,13 @@ Options:
   --watch            reload each --service module when its file changes: the new instance
                      starts, then the old one stops once its calls in flight have finished. A
                      module that fails to load keeps the old instance running
+${AUDIT_FLAGS_HELP}
   -h, --help         show this help
 
 Environment:
   TOOLBUS_TOKEN      bearer token the gateway requires (default: the one in $TOOLBUS_HOME/token)
   TOOLBUS_NATS       NATS server to run on, as --nats
-  TOOLBUS_HOME       folder of the SQLite config and the token (default: ./.toolbus)
+  TOOLBUS_HOME       folder of the SQLite config, the audit log and the token (default: ./.toolbus)
   TOOLBUS_ALLOW_COMMANDS
                      programs that config items (mcp/<id> with "command") may start, comma-
                      separated, e.g. npx; default none
@@ -62,6 +72,11 @@ Environment:
                      comma-separated names or globs, e.g. WEATHER_TOKEN,GITHUB_*; default none
   OPENAI_API_KEY, OPENAI_BASE_URL, TOOLBUS_MODEL, SAPTIVA_API_KEY
                      the agent's model (see 'toolbus ask --help')
+  OTEL_EXPORTER_OTLP_ENDPOINT
+                     export OpenTelemetry traces over OTLP (npm install @opentelemetry/sdk-node;
+                     the other OTEL_* variables apply; README: "Traces")
+  TOOLBUS_TRACE_CONTENT=1
+                     also record tool arguments and results, model messages and error texts
 
 Examples:
   toolbus up
@@ -88,6 +103,7 @@ function banner(
     `  gateway   ${url}   (MCP at ${url}/mcp)`,
     `  token     ${tokenLine}`,
     `  metrics   ${url}/metrics (with the token)${metricsUrl ? `, ${metricsUrl}/metrics (no token, this host only)` : ''}`,
+    `  audit     ${system.auditDescription ?? 'off (--no-audit)'}`,
     `  bus       ${system.busDescription}`,
     `  config    ${system.storeDescription}`,
     `  services  ${services.length ? services.join(', ') : '(none)'}`,
@@ -207,6 +223,8 @@ export const command: CliCommand = {
       service: { type: 'string', multiple: true },
       watch: { type: 'boolean' },
       'metrics-port': { type: 'string' },
+      'log-level': { type: 'string' },
+      ...AUDIT_FLAGS,
     });
     // A stray word (e.g. a port without --port) would otherwise be ignored and the defaults used.
     if (positionals.length > 0) {
@@ -224,7 +242,11 @@ export const command: CliCommand = {
     const host = values.host ?? '127.0.0.1';
     const allowedHosts = parseList(values['allowed-hosts']);
     const allowedOrigins = parseOrigins(values['allowed-origins']);
+    const audit = parseAuditFlags(values); // before gatewayAuth, which may write the token file
     const auth = gatewayAuth(io, host, values['no-auth'] === true, allowedHosts);
+    const logger = await cliLogger(io, values['log-level']);
+    // Before anything serves: spans need the SDK registered (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT).
+    const tracing = await startTracingSdk(io, 'toolbus');
     const choice = await modelFromEnv(io.env);
     const system = await startSystem(
       {
@@ -239,6 +261,8 @@ export const command: CliCommand = {
         allowedHosts,
         allowedOrigins,
         agentUnavailableMessage: NO_MODEL_MESSAGE,
+        logger,
+        audit,
       },
       io,
     );
@@ -277,12 +301,28 @@ export const command: CliCommand = {
       }
     }
     if (auth.warning) io.stderr.write(auth.warning);
+    if (tracing) io.stdout.write(`toolbus: traces: ${tracing.description}\n`);
     io.stdout.write(banner(system, url, choice?.description, auth.line, metricsUrl));
+    logger.info(
+      {
+        event: 'start',
+        gateway: url,
+        bus: system.busDescription,
+        store: system.storeDescription,
+        tools: system.tools.list().length,
+        model: choice?.name,
+        ...(metricsUrl ? { metrics: metricsUrl } : {}),
+      },
+      `toolbus up started: gateway ${url}, ${system.tools.list().length} tools`,
+    );
     await waitForSignal(io);
+    logger.info({ event: 'stop' }, 'toolbus up stopping: calls in flight finish or are cancelled');
     io.stdout.write('toolbus: stopping (calls in flight finish or are cancelled)...\n');
     await metricsListener?.close();
     await system.close();
     await choice?.close();
+    // Last: the spans of the stop itself are exported too.
+    await tracing?.shutdown();
     io.stdout.write('toolbus: stopped\n');
     return ExitCode.Ok;
   },

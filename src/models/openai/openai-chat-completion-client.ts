@@ -15,8 +15,9 @@ import { compileSchema } from '../../schema/index.js';
 import { MAX_TIMER_MS, decodeToolName, encodeToolName, onAbort } from '../../tools/index.js';
 import { ToolbusError, abortError, numberOption } from '../../errors/index.js';
 import type { Tool, ToolSchema } from '../../tools/index.js';
-import { ModelError, addUsage, emptyUsage } from '../index.js';
+import { ModelError, SAPTIVA_BASE_URL, addUsage, emptyUsage, traceChat, traceChatStream } from '../index.js';
 import type {
+  ChatTraceTarget,
   ChatCompletionClient,
   CreateOptions,
   CreateResult,
@@ -198,6 +199,8 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
   #closed = false;
   /** The controllers of calls in flight, aborted by `close()`. */
   readonly #active = new Set<AbortController>();
+  /** How spans name this client's calls: the model, the provider, the server. */
+  readonly #traceTarget: ChatTraceTarget;
 
   constructor(options: OpenAIChatCompletionClientOptions) {
     if (typeof options?.model !== 'string' || options.model.trim() === '') {
@@ -246,6 +249,7 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       onRetry: options.onRetry,
     };
     this.modelInfo = { ...DEFAULT_OPENAI_MODEL_INFO, ...options.modelInfo };
+    this.#traceTarget = traceTargetOf(options.model, baseURL);
     this.#sdk = new OpenAI({
       apiKey,
       baseURL,
@@ -271,7 +275,11 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
   /**
    * One completion. Rejects with the codes listed on the class.
    */
-  async create(messages: readonly LLMMessage[], options: CreateOptions = {}): Promise<CreateResult> {
+  create(messages: readonly LLMMessage[], options: CreateOptions = {}): Promise<CreateResult> {
+    return traceChat(this.#traceTarget, messages, () => this.#create(messages, options));
+  }
+
+  async #create(messages: readonly LLMMessage[], options: CreateOptions): Promise<CreateResult> {
     const prepared = this.#prepare(messages, options);
     const scope = this.#scope(options.signal, prepared);
     try {
@@ -296,9 +304,16 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
    * `create`: an error body is a `model-error` quoting the provider, a whole completion is yielded as one
    * chunk and the result.
    */
-  async *createStream(
+  createStream(
     messages: readonly LLMMessage[],
     options: CreateOptions = {},
+  ): AsyncGenerator<string | CreateResult, void, undefined> {
+    return traceChatStream(this.#traceTarget, messages, this.#stream(messages, options));
+  }
+
+  async *#stream(
+    messages: readonly LLMMessage[],
+    options: CreateOptions,
   ): AsyncGenerator<string | CreateResult, void, undefined> {
     const prepared = this.#prepare(messages, options);
     const body = { ...prepared.body, stream: true, stream_options: { include_usage: true } };
@@ -614,6 +629,27 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       }
     }
   }
+}
+
+/**
+ * What spans say of a client: `openai` for OpenAI's API, `saptiva` for Saptiva's, `openai-compatible`
+ * for any other server (its host is `server.address`).
+ */
+function traceTargetOf(model: string, baseURL: string): ChatTraceTarget {
+  const provider =
+    baseURL === DEFAULT_OPENAI_BASE_URL
+      ? 'openai'
+      : baseURL === SAPTIVA_BASE_URL.replace(/\/+$/, '')
+        ? 'saptiva'
+        : 'openai-compatible';
+  let url: URL | undefined;
+  try {
+    url = new URL(baseURL);
+  } catch {
+    return { model, provider };
+  }
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return { model, provider, serverAddress: url.hostname, serverPort: port };
 }
 
 /** Names in the history as the wire saw them; a name that cannot be encoded is sent as it is. */

@@ -8,11 +8,20 @@
  * ({@link RpcClientCall}).
  */
 import { randomUUID } from 'node:crypto';
+import type { Attributes, Span } from '@opentelemetry/api';
+import { canonicalTopic } from '../../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../../bus/index.js';
 import { abortError, isToolbusError, type ToolbusError, type ToolbusErrorCode } from '../../errors/index.js';
-import { CallDeadlines, onAbort, type Schedulable } from '../../tools/index.js';
+import {
+  CallDeadlines,
+  endSpanWithFailure,
+  onAbort,
+  tracingEnabled,
+  type Schedulable,
+} from '../../tools/index.js';
 import { WireProperty, cancelReasonOf, cancelTopicOf, readId } from './envelope.js';
 import { FulfilledPublishes } from './fulfilled-publishes.js';
+import { startClientSpan, type RpcSpanTarget } from './rpc-tracing.js';
 
 /** Settled call ids remembered to tell late and duplicate responses apart from unknown ones. */
 const RECENT_IDS = 4096;
@@ -82,6 +91,10 @@ export interface RpcClientProtocol<Response, Call extends RpcClientCall<Response
   isLast(response: Response): boolean;
   /** Builds an error of `call` (e.g. a `ToolError` naming the tool). */
   error(code: ToolbusErrorCode, message: string, call: Call, cause?: unknown): ToolbusError;
+  /** The operation in span names and `rpc.method` (tracing), e.g. `invoke`. @default 'call' */
+  readonly method?: string;
+  /** A call's span attributes besides the RPC ones, e.g. the tool's name; asked only while tracing. @default none */
+  spanAttributes?(call: Call): Attributes | undefined;
 }
 
 /** Options of {@link RpcClient}. */
@@ -149,6 +162,10 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
   #subscription: BusSubscription | undefined;
   #ready: Promise<void> | undefined;
   #closed = false;
+  /** What this client's spans are named for (tracing). */
+  readonly #spanTarget: RpcSpanTarget;
+  /** The span of each traced call in flight; made by the first call started while tracing is on. */
+  #spans: Map<Call, Span> | undefined;
   /** The counters, updated in place. */
   readonly counters: RpcClientCounters = {
     sent: 0,
@@ -170,6 +187,7 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
     this.#now = options.now ?? Date.now;
     this.#onDropped = options.onDropped;
     this.#prefix = `${randomUUID().replaceAll('-', '').slice(0, 16)}-`;
+    this.#spanTarget = { service: canonicalTopic(options.requestQueue), method: protocol.method ?? 'call' };
   }
 
   /** Calls waiting for their last response. */
@@ -235,6 +253,9 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
       const text = this.#deadlineText;
       properties = extra ? { ...extra, id, deadline: text } : { id, deadline: text };
     }
+    // One cheap test per call. `properties` is the fresh object built above: the span's trace context
+    // is written into it.
+    if (tracingEnabled()) this.#startSpan(call, properties as Record<string, string>);
     if (this.#subscription) this.#send(call, body, properties);
     else {
       this.#subscribe().then(
@@ -278,6 +299,14 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
     const subscription = this.#subscription;
     this.#subscription = undefined;
     await subscription?.unsubscribe();
+  }
+
+  /** Starts `call`'s CLIENT span and puts its trace context on the request (see rpc-tracing.ts). */
+  #startSpan(call: Call, properties: Record<string, string>): void {
+    const protocol = this.#protocol;
+    const extra = protocol.spanAttributes ? () => protocol.spanAttributes?.(call) : undefined;
+    const span = startClientSpan(this.#spanTarget, call.id, properties, extra);
+    (this.#spans ??= new Map()).set(call, span);
   }
 
   #send(call: Call, body: string, properties: BusProperties): void {
@@ -388,7 +417,17 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
     const slot = call.seq % RECENT_IDS;
     this.#recentSeq[slot] = call.seq;
     this.#recentHow[slot] = how;
+    if (this.#spans !== undefined) this.#endSpan(this.#spans, call, error);
     if (error) call.fail(error);
+  }
+
+  /** Ends a traced call's span: ok, or with the error's code as `error.type`. */
+  #endSpan(spans: Map<Call, Span>, call: Call, error: ToolbusError | undefined): void {
+    const span = spans.get(call);
+    if (span === undefined) return;
+    spans.delete(call);
+    if (error) endSpanWithFailure(span, error);
+    else span.end();
   }
 
   /** Why a response for an id of ours that is not pending is dropped. */

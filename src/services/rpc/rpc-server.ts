@@ -5,9 +5,11 @@
  * duplicate-id refusal, streamed replies and the start/stop lifecycle. A protocol supplies only its codec
  * and its handler ({@link RpcServerProtocol}).
  */
+import { context, type Attributes, type Span } from '@opentelemetry/api';
+import { canonicalTopic } from '../../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../../bus/index.js';
 import { ToolbusError, isToolbusError } from '../../errors/index.js';
-import { MAX_TIMER_MS } from '../../tools/index.js';
+import { MAX_TIMER_MS, endSpanWithError, errorTypeOf, tracingEnabled } from '../../tools/index.js';
 import {
   cancelTopicOf,
   echoPropertiesOf,
@@ -17,6 +19,7 @@ import {
   readTraceparent,
 } from './envelope.js';
 import { FulfilledPublishes } from './fulfilled-publishes.js';
+import { startServerSpan, type RpcSpanTarget } from './rpc-tracing.js';
 
 /**
  * How long past its deadline a running call is aborted, when its caller has not cancelled it first: a
@@ -74,6 +77,10 @@ export interface RpcServerProtocol<Call extends RpcServerCall> {
   readonly stopCode?: 'cancelled' | 'unavailable';
   /** Observes what the server absorbed. Must not throw. @default none */
   report?(event: RpcServerEvent): void;
+  /** The operation in span names and `rpc.method` (tracing), e.g. `invoke`. @default 'call' */
+  readonly method?: string;
+  /** A call's span attributes besides the RPC ones; asked only while tracing. @default none */
+  spanAttributes?(call: Call): Attributes | undefined;
 }
 
 /** What a call needs of its server (an {@link RpcServer}); protocols only pass it on to the call. */
@@ -340,6 +347,10 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
   readonly #forceStop = new AbortController();
   readonly #fulfilled = new FulfilledPublishes();
   #onIdle: (() => void) | undefined;
+  /** What this server's spans are named for (tracing). */
+  readonly #spanTarget: RpcSpanTarget;
+  /** The span of each traced call running; made by the first call served while tracing is on. */
+  #spans: Map<Call, Span> | undefined;
   readonly #stats = {
     received: 0,
     completed: 0,
@@ -362,6 +373,7 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
     this.#maxQueued = options.maxQueued;
     this.#attach = options.attach;
     this.now = options.now ?? Date.now;
+    this.#spanTarget = { service: canonicalTopic(options.requestQueue), method: protocol.method ?? 'call' };
   }
 
   /** Calls running now. */
@@ -573,6 +585,25 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
 
   #run(call: Call): void {
     this.#running.set(call.id, call);
+    // One cheap test per call: with no OpenTelemetry SDK the call is served as before, with no span.
+    if (tracingEnabled()) this.#serveTraced(call);
+    else this.#serve(call);
+  }
+
+  /**
+   * Serves `call` inside its SERVER span, a child of the trace context the request carried: what the
+   * handler calls (an agent's model and tools, another service) traces below it.
+   */
+  #serveTraced(call: Call): void {
+    const protocol = this.#protocol;
+    const extra = protocol.spanAttributes?.(call);
+    const { span, context: serving } = startServerSpan(this.#spanTarget, call.id, call.properties, extra);
+    // Set before serving: a synchronous handler finishes (and ends the span) inside #serve.
+    (this.#spans ??= new Map()).set(call, span);
+    context.with(serving, () => this.#serve(call));
+  }
+
+  #serve(call: Call): void {
     let result: unknown;
     let thenable: boolean;
     try {
@@ -639,8 +670,28 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
         body = protocol.encodeError(call.id, encodeError, false);
       }
     }
+    if (this.#spans !== undefined) this.#endSpan(this.#spans, call, reason, result, failed, error);
     this.#publish(call.id, body, echoPropertiesOf(call.id, call.properties), result);
     this.#next();
+  }
+
+  /** Ends a traced call's span: ok, or with the abort's code, or the handler's failure, as `error.type`. */
+  #endSpan(
+    spans: Map<Call, Span>,
+    call: Call,
+    reason: ToolbusError | undefined,
+    result: boolean,
+    failed: boolean,
+    error: unknown,
+  ): void {
+    const span = spans.get(call);
+    if (span === undefined) return;
+    spans.delete(call);
+    if (result) span.end();
+    else if (reason) endSpanWithError(span, reason.code, reason.message);
+    else if (failed) endSpanWithError(span, errorTypeOf(error), errorMessage(error));
+    // The result could not be encoded.
+    else endSpanWithError(span, 'invalid-response', undefined);
   }
 
   #next(): void {
@@ -702,6 +753,10 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
       }
     });
   }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Resolves true once `work` settles, or false as soon as `signal` aborts (if it does first). */

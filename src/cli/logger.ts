@@ -1,0 +1,201 @@
+/**
+ * @module The CLI's structured log: pino, as JSON lines when stdout is not a terminal (a log shipper, a
+ * container runtime) and as readable lines on a terminal (pino-pretty, loaded only then). Each line
+ * has an `event` naming what happened (`start`, `bus.disconnected`, …) besides its message, so logs can
+ * be filtered without parsing sentences.
+ *
+ * The library layers log nothing themselves; they report through hooks, and the functions here turn
+ * those hooks into log lines for `toolbus up` and `toolbus service`.
+ */
+import type { Writable } from 'node:stream';
+import type { Logger, LevelWithSilent } from 'pino';
+import type { NatsBusStatus } from '../bus/nats/index.js';
+import type { GatewayDeniedEvent } from '../gateway/index.js';
+import type { ToolRegistry } from '../registry/index.js';
+import type { DynamicToolServiceHooks } from '../services/index.js';
+import { UsageError, type CliIO } from './command.js';
+
+/** The levels `--log-level` takes, most verbose first. */
+export const LOG_LEVELS: readonly LevelWithSilent[] = [
+  'trace',
+  'debug',
+  'info',
+  'warn',
+  'error',
+  'fatal',
+  'silent',
+];
+
+/** The CLI's logger: pino's. */
+export type CliLogger = Logger;
+
+/** Options of {@link createCliLogger}. */
+export interface CliLoggerOptions {
+  /** @default 'info' */
+  level?: LevelWithSilent;
+  /** Where lines go. @default process.stdout */
+  stream?: Writable & { isTTY?: boolean };
+  /** Readable lines instead of JSON. @default whether `stream` is a terminal */
+  pretty?: boolean;
+}
+
+/** Makes the CLI's logger; pino-pretty is imported only for a terminal. */
+export async function createCliLogger(options: CliLoggerOptions = {}): Promise<CliLogger> {
+  const stream = options.stream ?? process.stdout;
+  const level = options.level ?? 'info';
+  const base = { name: 'toolbus' };
+  // Loaded here, not at import: commands that log nothing (help, call, config) do not pay for it.
+  const { pino } = await import('pino');
+  if (!(options.pretty ?? stream.isTTY === true)) return pino({ level, base }, stream);
+  const { default: pretty } = await import('pino-pretty');
+  return pino(
+    { level, base },
+    pretty({
+      destination: stream,
+      sync: true,
+      colorize: stream.isTTY === true,
+      ignore: 'pid,hostname,name,event',
+      translateTime: 'HH:MM:ss.l',
+    }),
+  );
+}
+
+/**
+ * The logger of a command: `--log-level` (else `$TOOLBUS_LOG_LEVEL`, else `info`), to the command's
+ * stdout, readable on a terminal and JSON lines otherwise.
+ * @throws UsageError for a level that is not one of {@link LOG_LEVELS}
+ */
+export function cliLogger(io: Pick<CliIO, 'stdout' | 'env'>, flag: string | undefined): Promise<CliLogger> {
+  const text = flag ?? (io.env.TOOLBUS_LOG_LEVEL || 'info');
+  if (!(LOG_LEVELS as readonly string[]).includes(text)) {
+    const from = flag === undefined ? 'TOOLBUS_LOG_LEVEL' : '--log-level';
+    throw new UsageError(`${from} '${text}' is not a log level: use one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return createCliLogger({ level: text as LevelWithSilent, stream: io.stdout });
+}
+
+/** A gateway `onDenied` hook that logs each refused request (never its token). */
+export function logDenied(logger: CliLogger): (event: GatewayDeniedEvent) => void {
+  return (event) =>
+    logger.warn(
+      {
+        event: 'request.denied',
+        status: event.status,
+        code: event.code,
+        method: event.method,
+        path: event.path,
+        remote: event.remote,
+      },
+      `denied ${event.method} ${event.path} from ${event.remote}: ${event.status} ${event.code}`,
+    );
+}
+
+/** How often {@link logRegistry} looks for new registry problems (they may come without a set change). */
+const PROBLEM_CHECK_MS = 2_000;
+
+/**
+ * Logs each change of a registry's tool set, and its problems whenever they change (looked for at each
+ * change and every {@link PROBLEM_CHECK_MS}: a broken item or a failing store leaves the set as it was).
+ * Returns a function that stops it.
+ */
+export function logRegistry(logger: CliLogger, registry: ToolRegistry): () => void {
+  let reported = new Set<string>();
+  const reportProblems = (): void => {
+    const now = new Set<string>();
+    for (const problem of registry.problems()) {
+      const id = `${problem.key}\n${problem.message}`;
+      now.add(id);
+      if (!reported.has(id)) {
+        logger.warn(
+          { event: 'registry.problem', key: problem.key },
+          `registry: ${problem.key}: ${problem.message}`,
+        );
+      }
+    }
+    for (const id of reported) {
+      if (!now.has(id)) {
+        const key = id.slice(0, id.indexOf('\n'));
+        logger.info({ event: 'registry.problem-resolved', key }, `registry: ${key}: resolved`);
+      }
+    }
+    reported = now;
+  };
+  reportProblems();
+  const timer = setInterval(reportProblems, PROBLEM_CHECK_MS);
+  timer.unref();
+  const unsubscribe = registry.onChange((change) => {
+    logger.info(
+      {
+        event: 'registry.changed',
+        added: change.added,
+        removed: change.removed,
+        tools: change.tools.list().length,
+      },
+      `registry: ${change.tools.list().length} tools` +
+        (change.added.length ? `; added ${change.added.join(', ')}` : '') +
+        (change.removed.length ? `; removed ${change.removed.join(', ')}` : ''),
+    );
+    reportProblems();
+  });
+  return () => {
+    clearInterval(timer);
+    unsubscribe();
+  };
+}
+
+/** `DynamicToolService` hooks that log failed calls and malformed requests of the service `id`. */
+export function logServiceErrors(logger: CliLogger): DynamicToolServiceHooks {
+  return {
+    onCallError: (event) => {
+      // A tool's own failure is the service's error; refusals and cancellations are the caller's business.
+      const level = event.error.type === 'tool-service-error' ? 'error' : 'debug';
+      logger[level](
+        { event: 'service.call-failed', service: event.service, id: event.id, type: event.error.type },
+        `service '${event.service}': call '${event.id}' failed (${event.error.type}): ${event.error.message}`,
+      );
+    },
+    onMalformedMessage: (event) =>
+      logger.warn(
+        { event: 'service.malformed-request', service: event.service, id: event.id },
+        `service '${event.service}': ${event.reason}`,
+      ),
+    onPublishError: (event) =>
+      logger.error(
+        { event: 'service.publish-failed', service: event.service, id: event.id },
+        `service '${event.service}': could not send the answer to '${event.id}': ${String((event.error as Error)?.message ?? event.error)}`,
+      ),
+  };
+}
+
+/** A NatsBus `onStatus` hook that logs the disconnects and reconnects (with the outage's length). */
+export function logBusStatus(logger: CliLogger, what: string): (status: NatsBusStatus) => void {
+  return (status) => {
+    switch (status.type) {
+      case 'disconnect':
+        logger.warn(
+          { event: 'bus.disconnected', bus: what, server: status.server },
+          `${what} lost its connection to NATS${status.server ? ` at ${status.server}` : ''}; reconnecting`,
+        );
+        break;
+      case 'reconnect':
+        logger.info(
+          { event: 'bus.reconnected', bus: what, server: status.server, outageMs: status.outageMs },
+          `${what} reconnected to NATS` +
+            (status.outageMs === undefined ? '' : ` after ${(status.outageMs / 1000).toFixed(1)} s`),
+        );
+        break;
+      case 'error':
+        logger.error(
+          { event: 'bus.error', bus: what, error: status.error?.message },
+          `${what}: NATS error: ${status.error?.message ?? 'unknown'}`,
+        );
+        break;
+      case 'ldm':
+        logger.warn(
+          { event: 'bus.lame-duck', bus: what, server: status.server },
+          `NATS server going away (lame duck)`,
+        );
+        break;
+    }
+  };
+}
