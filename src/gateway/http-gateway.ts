@@ -18,8 +18,8 @@
  * | GET    | /api/v1/ready                     | readiness per part (store, model, `readiness`): 200/503 |
  * | GET    | /api/v1/audit                     | audit entries (`?tool=&user=&since=&limit=`), when `audit` is given |
  */
+import { listenHttp } from './listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { MAX_JSON_DEPTH } from '../schema/index.js';
 import { notifyHooks, type Hook, type ToolProvider } from '../tools/index.js';
 import { ToolbusError, numberOption } from '../errors/index.js';
@@ -500,17 +500,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       );
       srv.maxConnections = maxConnections;
       server = srv;
-      await new Promise<void>((resolve, reject) => {
-        srv.once('error', reject);
-        srv.listen(port, host, () => {
-          srv.off('error', reject);
-          resolve();
-        });
-      });
-      const address = srv.address() as AddressInfo;
-      guard.setBoundAddress(address.address);
-      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      return `http://${shownHost}:${address.port}`;
+      const { address, url } = await listenHttp(srv, port, host);
+      guard.setBoundAddress(address);
+      return url;
     },
     close(closeOptions = {}) {
       closing ??= (async () => {

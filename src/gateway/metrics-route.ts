@@ -3,8 +3,8 @@
  * listener of its own that serves only `GET /metrics`, without a token, on loopback, for a scraper on
  * the same host. Both check `Host` and `Origin` as the gateway does.
  */
+import { listenHttp } from './listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ToolbusError } from '../errors/index.js';
 import { HttpError, sendError } from './http-error.js';
 import { createRequestGuard, isLoopbackHost } from './request-guard.js';
@@ -106,17 +106,9 @@ export function createMetricsListener(options: MetricsListenerOptions): MetricsL
       // A scraper needs one or two connections; more are someone else.
       srv.maxConnections = 64;
       server = srv;
-      await new Promise<void>((resolve, reject) => {
-        srv.once('error', reject);
-        srv.listen(listenOptions.port ?? 0, host, () => {
-          srv.off('error', reject);
-          resolve();
-        });
-      });
-      const address = srv.address() as AddressInfo;
-      guard.setBoundAddress(address.address);
-      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      return `http://${shownHost}:${address.port}`;
+      const { address, url } = await listenHttp(srv, listenOptions.port ?? 0, host);
+      guard.setBoundAddress(address);
+      return url;
     },
     close() {
       closing ??= (async () => {
