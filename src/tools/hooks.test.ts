@@ -49,8 +49,26 @@ describe('hooks', () => {
       },
       (e) => seen.push(`never:${e}`),
     ]);
-    await assert.rejects(runHooks(hooks, 'x', 'veto'), /denied/);
+    await assert.rejects(Promise.resolve(runHooks(hooks, 'x', 'veto')), /denied/);
     assert.deepEqual(seen, ['slow:x']);
+  });
+
+  test('runHooks with synchronous hooks only runs them at once and returns no promise', async () => {
+    const seen: string[] = [];
+    const hooks = hookList<string>([
+      (e) => seen.push(`a:${e}`),
+      () => {
+        throw new Error('refused');
+      },
+      (e) => seen.push(`b:${e}`),
+    ]);
+    assert.equal(runHooks(hooks, 'z', 'observe'), undefined);
+    assert.deepEqual(seen, ['a:z', 'b:z']);
+    // A synchronous veto is still a rejection, and stops the rest.
+    const vetoed = runHooks(hooks, 'w', 'veto');
+    assert.ok(vetoed instanceof Promise);
+    await assert.rejects(vetoed, /refused/);
+    assert.deepEqual(seen, ['a:z', 'b:z', 'a:w']);
   });
 
   test("runHooks 'observe' runs every hook and absorbs failures", async () => {

@@ -34,24 +34,40 @@ export function notifyHooks<E>(hook: Hook<E> | undefined, event: E): void {
 }
 
 /**
- * Runs each function in order, awaiting it. As `'veto'` (gatekeepers), the first that throws or rejects
- * stops the rest and its error propagates; as `'observe'`, errors are absorbed and every function runs.
+ * Runs each function in order, waiting for one that returns a promise before the next. As `'veto'`
+ * (gatekeepers), the first that throws or rejects stops the rest and its error propagates; as
+ * `'observe'`, errors are absorbed and every function runs. Returns a promise only when a function
+ * returned one: synchronous hooks cost no promise and no tick, which keeps hooked hot paths fast.
  */
-export async function runHooks<E>(
+export function runHooks<E>(
   hooks: readonly HookFn<E>[],
   event: E,
   mode: 'veto' | 'observe',
-): Promise<void> {
-  for (const fn of hooks) {
-    if (mode === 'veto') await fn(event);
-    else {
-      try {
-        await fn(event);
-      } catch {
-        // The outcome is decided; a failing observer must not change it.
-      }
+): Promise<void> | undefined {
+  for (let i = 0; i < hooks.length; i++) {
+    let returned: unknown;
+    try {
+      returned = hooks[i]!(event);
+    } catch (error) {
+      if (mode === 'veto') return Promise.reject(error);
+      // The outcome is decided; a failing observer must not change it.
+      continue;
+    }
+    if (isPromiseLike(returned)) {
+      const settled = Promise.resolve(returned);
+      const rest = hooks.slice(i + 1);
+      return (mode === 'veto' ? settled : settled.catch(ignore)).then(() => runHooks(rest, event, mode));
     }
   }
+  return undefined;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 function notifyOne<E>(fn: HookFn<E>, event: E): void {

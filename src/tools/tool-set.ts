@@ -255,7 +255,8 @@ export class ToolSet implements ToolProvider {
     );
   }
 
-  async #callObserved(
+  /** A call whose `onResult`/`onError` hooks run when it has finished, before its result is returned. */
+  #callObserved(
     name: string,
     args: string | Record<string, unknown>,
     options: ToolCallOptions,
@@ -263,21 +264,29 @@ export class ToolSet implements ToolProvider {
   ): Promise<ToolResult> {
     const started = performance.now();
     const user = options.user;
-    const result = await this.#call(name, args, options, callId, user);
-    const event: ToolResultEvent = {
-      name,
-      callId,
-      user,
-      caller: options.caller,
-      args,
-      result,
-      durationMs: performance.now() - started,
-    };
-    const hooks = result.isError
-      ? [...this.#options.onResult, ...this.#options.onError]
-      : this.#options.onResult;
-    await runHooks(hooks, event, 'observe');
-    return result;
+    let running: Promise<ToolResult>;
+    try {
+      running = this.#call(name, args, options, callId, user);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return running.then((result) => {
+      const event: ToolResultEvent = {
+        name,
+        callId,
+        user,
+        caller: options.caller,
+        args,
+        result,
+        durationMs: performance.now() - started,
+      };
+      const hooks = result.isError
+        ? [...this.#options.onResult, ...this.#options.onError]
+        : this.#options.onResult;
+      // Synchronous hooks (metrics, the audit buffer) add no promise; an async one is waited for.
+      const observing = runHooks(hooks, event, 'observe');
+      return observing === undefined ? result : observing.then(() => result);
+    });
   }
 
   /**
@@ -388,7 +397,8 @@ export class ToolSet implements ToolProvider {
         };
         // Raced like the tool itself: a hook that never settles (an approval nobody answers) must not
         // outlive the call's cancel or deadline.
-        await control.race(runHooks(this.#options.onCall, event, 'veto'));
+        const vetting = runHooks(this.#options.onCall, event, 'veto');
+        if (vetting !== undefined) await control.race(vetting);
       }
       if (control.aborted) throw control.reason;
       const runOptions: RunJsonOptions = { callId: control.callId, user, deadline: control.deadline };
