@@ -26,8 +26,35 @@ export const LOG_LEVELS: readonly LevelWithSilent[] = [
   'silent',
 ];
 
-/** The CLI's logger: pino's. */
-export type CliLogger = Logger;
+/** A level a line is logged at. */
+export type CliLogLevel = Exclude<LevelWithSilent, 'silent'>;
+
+/** pino's number for each level (what a JSON line's `level` is). */
+const LEVEL_VALUES: Readonly<Record<LevelWithSilent, number>> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Number.POSITIVE_INFINITY,
+};
+
+/** Writes one line at a level: its fields (`event` first of all) and its message. */
+export type CliLogMethod = (fields: Readonly<Record<string, unknown>>, message: string) => void;
+
+/**
+ * The CLI's logger. pino (some 40 files) is loaded at the first line at or above the level, or with
+ * `hold` at {@link CliLogger.load}; lines logged before it is loaded keep their order and their time.
+ */
+export interface CliLogger extends Readonly<Record<CliLogLevel, CliLogMethod>> {
+  /** The least severe level written. */
+  readonly level: LevelWithSilent;
+  /** Loads pino now and writes the lines held so far. */
+  load(): Promise<void>;
+  /** Resolves once every line logged so far has been handed to the stream (loading pino if need be). */
+  flush(): Promise<void>;
+}
 
 /** Options of {@link createCliLogger}. */
 export interface CliLoggerOptions {
@@ -37,23 +64,99 @@ export interface CliLoggerOptions {
   stream?: Writable & { isTTY?: boolean };
   /** Readable lines instead of JSON. @default whether `stream` is a terminal */
   pretty?: boolean;
+  /**
+   * Hold lines (at most {@link MAX_HELD_LINES}) until `load()` or `flush()`, instead of loading pino at
+   * the first one: `toolbus up` serves its first requests before it loads. @default false
+   */
+  hold?: boolean;
+}
+
+/** Lines a held logger keeps; one more loads pino at once. */
+export const MAX_HELD_LINES = 1_000;
+
+/** A line logged before pino was loaded. */
+interface QueuedLine {
+  level: CliLogLevel;
+  time: number;
+  fields: Readonly<Record<string, unknown>>;
+  message: string;
 }
 
 /** Makes the CLI's logger; pino-pretty is imported only for a terminal. */
-export async function createCliLogger(options: CliLoggerOptions = {}): Promise<CliLogger> {
+export function createCliLogger(options: CliLoggerOptions = {}): CliLogger {
   const stream = options.stream ?? process.stdout;
   const level = options.level ?? 'info';
-  const base = { name: 'toolbus' };
-  // Loaded here, not at import: commands that log nothing (help, call, config) do not pay for it.
+  const threshold = LEVEL_VALUES[level];
+  let logger: Logger | undefined;
+  let loading: Promise<void> | undefined;
+  let queue: QueuedLine[] = [];
+  // The time a replayed line was logged at, for pino's timestamp (undefined: now).
+  let replayTime: number | undefined;
+  // pino could not be loaded: lines are dropped (the stream was told once).
+  let off = false;
+  const load = async (): Promise<void> => {
+    try {
+      logger = await makePino(stream, level, options.pretty ?? stream.isTTY === true, () => replayTime);
+    } catch (error) {
+      queue = [];
+      off = true;
+      stream.write(`toolbus: logging is off: ${error instanceof Error ? error.message : String(error)}\n`);
+      return;
+    }
+    for (const line of queue) {
+      replayTime = line.time;
+      logger[line.level](line.fields, line.message);
+    }
+    replayTime = undefined;
+    queue = [];
+  };
+  const method =
+    (at: CliLogLevel): CliLogMethod =>
+    (fields, message) => {
+      if (LEVEL_VALUES[at] < threshold || off) return;
+      if (logger !== undefined) return logger[at](fields, message);
+      const held = queue.push({ level: at, time: Date.now(), fields, message });
+      if (options.hold !== true || held >= MAX_HELD_LINES) loading ??= load();
+    };
+  return {
+    level,
+    trace: method('trace'),
+    debug: method('debug'),
+    info: method('info'),
+    warn: method('warn'),
+    error: method('error'),
+    fatal: method('fatal'),
+    load: () => (threshold === LEVEL_VALUES.silent ? Promise.resolve() : (loading ??= load())),
+    flush: async () => {
+      if (queue.length > 0) loading ??= load();
+      await loading;
+      const made = logger;
+      if (made !== undefined) await new Promise<void>((done) => made.flush(() => done()));
+    },
+  };
+}
+
+/** pino (and pino-pretty for readable lines), loaded now, with `time()` as the time of the next line. */
+async function makePino(
+  stream: Writable,
+  level: LevelWithSilent,
+  pretty: boolean,
+  time: () => number | undefined,
+): Promise<Logger> {
   const { pino } = await import('pino');
-  if (!(options.pretty ?? stream.isTTY === true)) return pino({ level, base }, stream);
-  const { default: pretty } = await import('pino-pretty');
+  const options = {
+    level,
+    base: { name: 'toolbus' },
+    timestamp: () => `,"time":${time() ?? Date.now()}`,
+  };
+  if (!pretty) return pino(options, stream);
+  const { default: prettyStream } = await import('pino-pretty');
   return pino(
-    { level, base },
-    pretty({
+    options,
+    prettyStream({
       destination: stream,
       sync: true,
-      colorize: stream.isTTY === true,
+      colorize: (stream as { isTTY?: boolean }).isTTY === true,
       ignore: 'pid,hostname,name,event',
       translateTime: 'HH:MM:ss.l',
     }),
@@ -65,13 +168,17 @@ export async function createCliLogger(options: CliLoggerOptions = {}): Promise<C
  * stdout, readable on a terminal and JSON lines otherwise.
  * @throws UsageError for a level that is not one of {@link LOG_LEVELS}
  */
-export function cliLogger(io: Pick<CliIO, 'stdout' | 'env'>, flag: string | undefined): Promise<CliLogger> {
+export function cliLogger(
+  io: Pick<CliIO, 'stdout' | 'env'>,
+  flag: string | undefined,
+  options: Pick<CliLoggerOptions, 'hold'> = {},
+): CliLogger {
   const text = flag ?? (io.env.TOOLBUS_LOG_LEVEL || 'info');
   if (!(LOG_LEVELS as readonly string[]).includes(text)) {
     const from = flag === undefined ? 'TOOLBUS_LOG_LEVEL' : '--log-level';
     throw new UsageError(`${from} '${text}' is not a log level: use one of ${LOG_LEVELS.join(', ')}`);
   }
-  return createCliLogger({ level: text as LevelWithSilent, stream: io.stdout });
+  return createCliLogger({ ...options, level: text as LevelWithSilent, stream: io.stdout });
 }
 
 /** A gateway `onDenied` hook that logs each refused request (never its token). */

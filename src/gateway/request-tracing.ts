@@ -6,13 +6,13 @@
  * registered the request is handled as it is (see `tools/tracing.ts`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ROOT_CONTEXT, SpanKind, propagation, trace } from '@opentelemetry/api';
 import {
   endSpanWithError,
   endSpanWithFailure,
   runInSpan,
   startSpan,
   tracingEnabled,
+  otel,
 } from '../tools/index.js';
 
 /** The route templates of the gateway's path patterns, worked out once per pattern. */
@@ -46,6 +46,7 @@ export function traceRequest(
   handle: () => Promise<void>,
 ): Promise<void> {
   if (!tracingEnabled()) return handle();
+  const { ROOT_CONTEXT, SpanKind, propagation } = otel();
   const method = req.method ?? 'GET';
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const span = startSpan(method, { kind: SpanKind.SERVER }, parent);
@@ -83,7 +84,8 @@ export function traceRequest(
  * `http.route`. A no-op outside a traced request.
  */
 export function setRequestRoute(method: string, pattern: RegExp): void {
-  const span = trace.getActiveSpan();
+  if (!tracingEnabled()) return;
+  const span = otel().trace.getActiveSpan();
   if (span === undefined || !span.isRecording()) return;
   const route = routeTemplate(pattern);
   span.setAttribute('http.route', route);

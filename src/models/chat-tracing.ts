@@ -4,7 +4,7 @@
  * the content opt-in (`TOOLBUS_TRACE_CONTENT=1`). Model clients wrap their calls in it; with no SDK
  * registered the call runs as it is (see `tools/tracing.ts`).
  */
-import { SpanKind, type Span } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import {
   TraceAttribute,
   endSpanWithFailure,
@@ -12,6 +12,7 @@ import {
   startSpan,
   traceContent,
   tracingEnabled,
+  otel,
 } from '../tools/index.js';
 import type { CreateResult } from './chat-completion-client.js';
 import type { LLMMessage } from './messages.js';
@@ -97,7 +98,7 @@ async function* tracedStream(
 }
 
 function startChatSpan(target: ChatTraceTarget, messages: readonly LLMMessage[]): Span {
-  const span = startSpan(`chat ${target.model}`, { kind: SpanKind.CLIENT });
+  const span = startSpan(`chat ${target.model}`, { kind: otel().SpanKind.CLIENT });
   if (!span.isRecording()) return span;
   span.setAttribute(TraceAttribute.OperationName, 'chat');
   span.setAttribute(TraceAttribute.ProviderName, target.provider);

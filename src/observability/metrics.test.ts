@@ -16,7 +16,7 @@ interface Sample {
 
 /** The samples of one series, collected now. */
 async function samples(metrics: ToolbusMetrics, name: string): Promise<Sample[]> {
-  const metric = metrics.registry.getSingleMetric(name);
+  const metric = (await metrics.registry()).getSingleMetric(name);
   assert.ok(metric, `no series ${name}`);
   return (await metric.get()).values as Sample[];
 }
@@ -90,6 +90,19 @@ describe('ToolbusMetrics', () => {
       (s) => s.metricName === 'toolbus_tool_call_duration_seconds_bucket' && s.labels.le === '+Inf',
     );
     assert.ok(inf && inf.value > 0, 'the +Inf bucket holds the calls');
+  });
+
+  test('calls that finish while prom-client is still loading are counted once it is', async () => {
+    const metrics = new ToolbusMetrics({ defaultMetrics: false });
+    const tools = new ToolSet([echo], { hooks: metrics.toolSetHooks() });
+    // Started in one tick: the first finished call starts the load, the others finish before it is done.
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => tools.call('echo', { text: `${i}` })),
+    );
+    assert.ok(results.every((r) => !r.isError));
+    assert.equal(await valueOf(metrics, 'toolbus_tool_calls_total', { tool: 'echo', outcome: 'ok' }), 50);
+    await tools.call('echo', { text: 'after' });
+    assert.equal(await valueOf(metrics, 'toolbus_tool_calls_total', { tool: 'echo', outcome: 'ok' }), 51);
   });
 
   test('the in-flight gauge counts running calls, also on a swapped-out set, and returns to 0', async () => {

@@ -2,8 +2,15 @@
  * @module `ToolbusMetrics`: the `toolbus_*` Prometheus series of one process, on a registry of its own
  * (never prom-client's global one, so tests and several gateways in one process do not clash). Tool
  * calls are counted by `ToolSet` hooks; everything else is read from live state when scraped.
+ *
+ * prom-client (some 30 files, about 100 ms of synchronous loading on a small machine) is loaded by
+ * {@link ToolbusMetrics.load} or the first scrape, not at import: `toolbus up` loads it shortly after it
+ * serves, so neither its start nor its first requests wait for it. Calls that finish before then wait in
+ * a bounded queue and are counted when it loads.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as PromClientModule from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MessageBus } from '../bus/index.js';
 import type { ChatCompletionClient, RequestUsage } from '../models/index.js';
 import type { ToolRegistry } from '../registry/index.js';
@@ -66,6 +73,23 @@ const SERVICE_OUTCOMES: readonly (readonly [keyof DynamicToolServiceStats, strin
 
 type Snapshot = Partial<Record<keyof DynamicToolServiceStats, number>>;
 
+/** Calls queued before prom-client is loaded; one more loads it at once. */
+const MAX_PENDING_CALLS = 10_000;
+
+/** What a finished tool call adds to the series. */
+interface CallSample {
+  tool: string;
+  outcome: string;
+  seconds: number;
+}
+
+/** The series fed by tool calls; every other series reads live state from its `collect`. */
+interface CallSeries {
+  registry: Registry;
+  toolCalls: Counter<'tool' | 'outcome'>;
+  toolDuration: Histogram<'tool'>;
+}
+
 /**
  * The `toolbus_*` series of one process:
  *
@@ -89,6 +113,7 @@ type Snapshot = Partial<Record<keyof DynamicToolServiceStats, number>>;
  * @example
  * ```ts
  * const metrics = new ToolbusMetrics();
+ * await metrics.load();
  * const registry = new ToolRegistry({ store, bus, toolSetOptions: { hooks: metrics.toolSetHooks() } });
  * metrics.observeRegistry(registry);
  * metrics.observeToolSet(registry.tools);
@@ -97,10 +122,12 @@ type Snapshot = Partial<Record<keyof DynamicToolServiceStats, number>>;
  * ```
  */
 export class ToolbusMetrics {
-  /** The prom-client registry every series is on. */
-  readonly registry: Registry;
-  readonly #toolCalls: Counter<'tool' | 'outcome'>;
-  readonly #toolDuration: Histogram<'tool'>;
+  readonly #options: ToolbusMetricsOptions;
+  /** Set once prom-client is loaded. */
+  #series: CallSeries | undefined;
+  #loading: Promise<CallSeries> | undefined;
+  /** Calls that finished while prom-client was loading. */
+  #pending: CallSample[] = [];
   readonly #toolSets = new Set<() => number>();
   readonly #services = new Set<() => Iterable<ObservedService>>();
   /** What each service's counters were at the last scrape. */
@@ -113,14 +140,54 @@ export class ToolbusMetrics {
   >();
 
   constructor(options: ToolbusMetricsOptions = {}) {
-    const registers = [(this.registry = new Registry())];
-    this.#toolCalls = new Counter({
+    this.#options = options;
+  }
+
+  /**
+   * Loads prom-client and makes the series, once; the first {@link scrape} does too, and so does a full
+   * queue of calls finished before. Call it once the process serves, so the process series (event
+   * loop, GC) start then.
+   */
+  load(): Promise<void> {
+    return this.#load().then(() => undefined);
+  }
+
+  /** The prom-client registry every series is on (loads prom-client). */
+  async registry(): Promise<Registry> {
+    return (await this.#load()).registry;
+  }
+
+  #load(): Promise<CallSeries> {
+    this.#loading ??= Promise.resolve().then(() => {
+      // Synchronously, from the CommonJS build prom-client is: nothing can run between the load and the
+      // replay of the queue, so the counts keep their order.
+      const series = this.#create(createRequire(import.meta.url)('prom-client') as typeof PromClientModule);
+      this.#series = series;
+      const pending = this.#pending;
+      this.#pending = [];
+      for (const sample of pending) count(series, sample);
+      return series;
+    });
+    return this.#loading;
+  }
+
+  #create({
+    Counter,
+    Gauge,
+    Histogram,
+    Registry,
+    collectDefaultMetrics,
+  }: typeof PromClientModule): CallSeries {
+    const options = this.#options;
+    const registry = new Registry();
+    const registers = [registry];
+    const toolCalls: Counter<'tool' | 'outcome'> = new Counter({
       name: 'toolbus_tool_calls_total',
       help: "Tool calls finished, by tool and outcome ('ok' or the error code).",
       labelNames: ['tool', 'outcome'],
       registers,
     });
-    this.#toolDuration = new Histogram({
+    const toolDuration: Histogram<'tool'> = new Histogram({
       name: 'toolbus_tool_call_duration_seconds',
       help: 'Wall time of tool calls, queueing included.',
       labelNames: ['tool'],
@@ -196,7 +263,8 @@ export class ToolbusMetrics {
       registers,
       collect: () => this.#countTokens(tokens),
     });
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+    return { registry, toolCalls, toolDuration };
   }
 
   /**
@@ -273,15 +341,24 @@ export class ToolbusMetrics {
 
   /** Collects every series now, in the Prometheus text format. */
   async scrape(): Promise<MetricsExposition> {
-    const body = await this.registry.metrics();
-    return { contentType: this.registry.contentType, body };
+    const { registry } = await this.#load();
+    const body = await registry.metrics();
+    return { contentType: registry.contentType, body };
   }
 
   #record(event: ToolResultEvent): void {
     const outcome = outcomeOf(event.result);
-    const tool = outcome === 'unknown-tool' ? UNKNOWN_TOOL_LABEL : event.name;
-    this.#toolCalls.inc({ tool, outcome });
-    this.#toolDuration.observe({ tool }, event.durationMs / 1000);
+    const sample = {
+      tool: outcome === 'unknown-tool' ? UNKNOWN_TOOL_LABEL : event.name,
+      outcome,
+      seconds: event.durationMs / 1000,
+    };
+    if (this.#series !== undefined) return count(this.#series, sample);
+    if (this.#pending.push(sample) < MAX_PENDING_CALLS) return;
+    void this.#load().catch(() => {
+      // prom-client could not load: scrape says so; the queue is not kept growing.
+      this.#pending = [];
+    });
   }
 
   *#currentServices(): Iterable<ObservedService> {
@@ -327,6 +404,11 @@ export class ToolbusMetrics {
       entry.last = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens };
     }
   }
+}
+
+function count(series: CallSeries, { tool, outcome, seconds }: CallSample): void {
+  series.toolCalls.inc({ tool, outcome });
+  series.toolDuration.observe({ tool }, seconds);
 }
 
 /** 'ok', or the error code of a failed call ('tool-error' when it has none). */

@@ -50,6 +50,7 @@ export {
   TRACE_CONTENT_ENV,
   TraceAttribute,
   tracingEnabled,
+  otel,
   traceContent,
   setTraceContent,
   startSpan,
@@ -59,3 +60,4 @@ export {
   endSpanWithFailure,
   contentText,
 } from './tracing.js';
+export type { OtelApi } from './tracing.js';

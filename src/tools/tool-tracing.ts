@@ -2,9 +2,9 @@
  * @module The `execute_tool {name}` span of a `ToolSet.call` (OpenTelemetry GenAI conventions), made
  * only while tracing is on (see `tracing.ts`).
  */
-import { SpanKind, type Span } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import type { Tool, ToolResult } from './tool.js';
-import { TraceAttribute, contentText, endSpanWithError, startSpan, traceContent } from './tracing.js';
+import { TraceAttribute, contentText, endSpanWithError, otel, startSpan, traceContent } from './tracing.js';
 
 /** Starts the span of one tool call: its name, call id and kind; its arguments with the content opt-in. */
 export function startToolSpan(
@@ -13,7 +13,7 @@ export function startToolSpan(
   args: string | Readonly<Record<string, unknown>>,
   tool: Tool | undefined,
 ): Span {
-  const span = startSpan(`execute_tool ${name}`, { kind: SpanKind.INTERNAL });
+  const span = startSpan(`execute_tool ${name}`, { kind: otel().SpanKind.INTERNAL });
   if (!span.isRecording()) return span;
   span.setAttribute(TraceAttribute.OperationName, 'execute_tool');
   span.setAttribute(TraceAttribute.ToolName, name);

@@ -1,24 +1,40 @@
 /**
- * @module OpenTelemetry tracing shared by every layer: the one cheap "is tracing on" test, the tracer,
- * the content opt-in, and how a span ends. Built on `@opentelemetry/api` alone, a no-op until an SDK is
- * registered (`toolbus up` and `toolbus service` start one when `OTEL_EXPORTER_OTLP_ENDPOINT` is set).
+ * @module OpenTelemetry tracing shared by every layer: the one cheap "is tracing on" test, the API, the
+ * tracer, the content opt-in, and how a span ends. Built on `@opentelemetry/api` alone, a no-op until an
+ * SDK is registered (`toolbus up` and `toolbus service` start one when `OTEL_EXPORTER_OTLP_ENDPOINT` is
+ * set).
  *
  * Every instrumented path calls {@link tracingEnabled} once and, when it is false, takes the code it took
- * before tracing existed: no span, no context, no attribute object. Attributes are set only on a span that
- * records, and content (arguments, results, messages, error text) only with `TOOLBUS_TRACE_CONTENT=1`.
+ * before tracing existed: no span, no context, no attribute object. The API itself is loaded at the first
+ * span ({@link otel}), not at import: it is some 50 files, and a process that traces nothing (most starts
+ * of `toolbus up`) never loads it. Attributes are set only on a span that records, and content
+ * (arguments, results, messages, error text) only with `TOOLBUS_TRACE_CONTENT=1`.
  */
-import {
-  ProxyTracerProvider,
-  SpanStatusCode,
-  context,
-  trace,
-  type Context,
-  type Span,
-  type SpanOptions,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import { createRequire } from 'node:module';
+import type * as OtelApiModule from '@opentelemetry/api';
+import type { Context, Span, SpanOptions, Tracer, TracerProvider } from '@opentelemetry/api';
 import { isToolbusError } from '../errors/index.js';
+
+/** The `@opentelemetry/api` module. */
+export type OtelApi = typeof OtelApiModule;
+
+/**
+ * Where every copy of the API of major version 1 keeps what was registered with it (the tracer provider
+ * under `trace`, the context manager, the propagator): one global shared by the ESM and CommonJS builds
+ * and by other packages' copies, so it can be read without loading the API.
+ */
+const API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+
+let api: OtelApi | undefined;
+
+/**
+ * The OpenTelemetry API, loaded at the first call (synchronously: its CommonJS build). Call it only on a
+ * path {@link tracingEnabled} let through. Registrations made through the ESM build (an SDK, a test) are
+ * seen here too: both keep them in the one global.
+ */
+export function otel(): OtelApi {
+  return (api ??= createRequire(import.meta.url)('@opentelemetry/api') as OtelApi);
+}
 
 /** The instrumentation scope of toolbus's spans. */
 export const TRACER_NAME = 'toolbus';
@@ -43,20 +59,12 @@ export const TraceAttribute = {
 } as const;
 
 /**
- * What the API's global proxy delegates to while no SDK is registered. A proxy of our own, never
- * registered, hands out the same no-op provider (the class is deprecated for the next major version of
- * the API; the dependency is pinned to 1.10.0).
- */
-const NO_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
-
-/**
- * True when an OpenTelemetry SDK has registered a tracer provider. The test costs a global read and a
- * compare: the hot paths (`ToolSet.call`, the RPC layer) make it once per call and skip everything else
- * when it is false. A provider from another copy of the API counts as on (its spans may record).
+ * True when an OpenTelemetry SDK has registered a tracer provider (with this or any other copy of the API
+ * of major version 1). The test is two property reads of a global and loads nothing: the hot paths
+ * (`ToolSet.call`, the RPC layer) make it once per call and skip everything else when it is false.
  */
 export function tracingEnabled(): boolean {
-  const provider = trace.getTracerProvider();
-  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_TRACER_PROVIDER;
+  return (globalThis as Record<symbol, { trace?: unknown } | undefined>)[API_GLOBAL]?.trace !== undefined;
 }
 
 /**
@@ -90,16 +98,28 @@ export function setTraceContent(enabled: boolean | undefined): void {
 let tracerOf: { provider: TracerProvider; tracer: Tracer } | undefined;
 
 /** Starts a span of toolbus's tracer, as a child of `parent` (the active context unless given). */
-export function startSpan(name: string, options: SpanOptions, parent: Context = context.active()): Span {
-  const global = trace.getTracerProvider();
-  const provider = global instanceof ProxyTracerProvider ? global.getDelegate() : global;
+export function startSpan(
+  name: string,
+  options: SpanOptions,
+  parent: Context = otel().context.active(),
+): Span {
+  const global = otel().trace.getTracerProvider();
+  // The global proxy's delegate, to skip a hop per span (duck-typed: the proxy may be another copy's).
+  const provider = hasDelegate(global) ? global.getDelegate() : global;
   if (tracerOf?.provider !== provider) tracerOf = { provider, tracer: provider.getTracer(TRACER_NAME) };
   return tracerOf.tracer.startSpan(name, options, parent);
 }
 
 /** Runs `fn` with `span` active in `parent`, so spans `fn` starts (sync or async) are its children. */
-export function runInSpan<T>(span: Span, fn: () => T, parent: Context = context.active()): T {
+export function runInSpan<T>(span: Span, fn: () => T, parent: Context = otel().context.active()): T {
+  const { context, trace } = otel();
   return context.with(trace.setSpan(parent, span), fn);
+}
+
+function hasDelegate(
+  provider: TracerProvider,
+): provider is TracerProvider & { getDelegate(): TracerProvider } {
+  return typeof (provider as { getDelegate?: unknown }).getDelegate === 'function';
 }
 
 /**
@@ -121,8 +141,8 @@ export function endSpanWithError(span: Span, errorType: string, message: string 
     span.setAttribute(TraceAttribute.ErrorType, errorType);
     span.setStatus(
       message !== undefined && traceContent()
-        ? { code: SpanStatusCode.ERROR, message }
-        : { code: SpanStatusCode.ERROR },
+        ? { code: otel().SpanStatusCode.ERROR, message }
+        : { code: otel().SpanStatusCode.ERROR },
     );
   }
   span.end();

@@ -4,7 +4,7 @@
  * context in the request's `params._meta` (where the conventions carry it), and the bridge continues
  * the caller's trace from there. With no SDK registered the calls run as they are (`tools/tracing.ts`).
  */
-import { ROOT_CONTEXT, SpanKind, context, propagation, trace, type Span } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import {
   TraceAttribute,
   endSpanWithError,
@@ -12,6 +12,7 @@ import {
   runInSpan,
   startSpan,
   tracingEnabled,
+  otel,
 } from '../../tools/index.js';
 
 /** How an MCP session reaches its server, as `network.transport` names it. */
@@ -57,6 +58,7 @@ export function traceMcpClientCall<T extends CallOutcome>(
   run: (meta: Record<string, string> | undefined) => Promise<T>,
 ): Promise<T> {
   if (!tracingEnabled()) return run(undefined);
+  const { SpanKind, context, propagation, trace } = otel();
   const parent = context.active();
   const span = startSpan(`tools/call ${tool}`, { kind: SpanKind.CLIENT }, parent);
   if (span.isRecording()) {
@@ -86,6 +88,7 @@ export function traceMcpServerCall<T extends CallOutcome>(
   run: () => Promise<T>,
 ): Promise<T> {
   if (!tracingEnabled()) return run();
+  const { ROOT_CONTEXT, SpanKind, context, propagation, trace } = otel();
   const carried =
     typeof meta === 'object' && meta !== null
       ? propagation.extract(ROOT_CONTEXT, meta as Record<string, unknown>)

@@ -353,7 +353,10 @@ export class SqliteAuditLog implements AuditLog {
       if (version < SCHEMA_VERSION) {
         // Before the first table: incremental auto-vacuum lets pruning give pages back to the disk.
         db.pragma('auto_vacuum = INCREMENTAL');
+        // Then WAL, and the tables in one transaction: a new file costs one sync, not one per statement.
+        if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
         db.exec(`
+          BEGIN;
           CREATE TABLE IF NOT EXISTS audit (
             id INTEGER PRIMARY KEY,
             time_ms INTEGER NOT NULL,
@@ -375,6 +378,7 @@ export class SqliteAuditLog implements AuditLog {
           CREATE INDEX IF NOT EXISTS audit_tool ON audit (tool, id);
           CREATE INDEX IF NOT EXISTS audit_user ON audit (user, id);
           PRAGMA user_version = ${SCHEMA_VERSION};
+          COMMIT;
         `);
       }
       if (!this.#readOnly) {

@@ -84,54 +84,60 @@ export const command: CliCommand = {
       throw new UsageError(`--replicas must be a positive integer`);
     const metricsText = values['metrics-port'];
     const metricsPort = metricsText === undefined ? undefined : parsePortFlag('--metrics-port', metricsText);
-    const logger = await cliLogger(io, values['log-level']);
-    // Before the module loads and serves: a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
-    const tracing = await startTracingSdk(io, 'toolbus-service');
-    const factory = await importServiceFactory(specifier, io.cwd);
-    const bus = await openBus({ nats }, io, logBusStatus(logger, 'the bus'));
-    let services: ServiceInstance[] = [];
-    let metricsListener: MetricsListener | undefined;
+    const logger = cliLogger(io, values['log-level']);
     try {
-      services = await startServices(factory, bus, specifier, replicas, logServiceErrors(logger));
-      if (metricsPort !== undefined) {
-        const metrics = new ToolbusMetrics();
-        metrics.observeBus(bus);
-        metrics.observeServices(() => services);
-        metricsListener = createMetricsListener({
-          metrics: () => metrics.scrape(),
-          onError: (error) =>
-            void io.stderr.write(`toolbus service: metrics: ${error.stack ?? error.message}\n`),
-        });
-        const url = await metricsListener
-          .listen({ host: '127.0.0.1', port: metricsPort })
-          .catch((error: unknown) => {
-            if ((error as { code?: string }).code !== 'EADDRINUSE') throw error;
-            throw new Error(`127.0.0.1:${metricsPort} is already in use: pick another --metrics-port`, {
-              cause: error,
-            });
+      // Before the module loads and serves: a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
+      const tracing = await startTracingSdk(io, 'toolbus-service');
+      const factory = await importServiceFactory(specifier, io.cwd);
+      const bus = await openBus({ nats }, io, logBusStatus(logger, 'the bus'));
+      let services: ServiceInstance[] = [];
+      let metricsListener: MetricsListener | undefined;
+      try {
+        services = await startServices(factory, bus, specifier, replicas, logServiceErrors(logger));
+        if (metricsPort !== undefined) {
+          const metrics = new ToolbusMetrics();
+          await metrics.load();
+          metrics.observeBus(bus);
+          metrics.observeServices(() => services);
+          metricsListener = createMetricsListener({
+            metrics: () => metrics.scrape(),
+            onError: (error) =>
+              void io.stderr.write(`toolbus service: metrics: ${error.stack ?? error.message}\n`),
           });
-        io.stdout.write(`metrics at ${url}/metrics\n`);
+          const url = await metricsListener
+            .listen({ host: '127.0.0.1', port: metricsPort })
+            .catch((error: unknown) => {
+              if ((error as { code?: string }).code !== 'EADDRINUSE') throw error;
+              throw new Error(`127.0.0.1:${metricsPort} is already in use: pick another --metrics-port`, {
+                cause: error,
+              });
+            });
+          io.stdout.write(`metrics at ${url}/metrics\n`);
+        }
+        if (tracing) io.stdout.write(`traces: ${tracing.description}\n`);
+        io.stdout.write(
+          `service '${specifier}' running (${replicas} replica${replicas > 1 ? 's' : ''}) on ${nats}\n`,
+        );
+        logger.info(
+          { event: 'start', module: specifier, replicas, services: services.map((s) => s.id) },
+          `toolbus service started: '${specifier}' (${replicas} replica${replicas > 1 ? 's' : ''})`,
+        );
+        if (!io.signal.aborted) {
+          await new Promise<void>((r) => io.signal.addEventListener('abort', () => r(), { once: true }));
+        }
+        logger.info({ event: 'stop', module: specifier }, 'toolbus service stopping');
+        io.stdout.write('toolbus service: stopping (calls in flight finish)...\n');
+      } finally {
+        await metricsListener?.close();
+        await Promise.all(services.map((s) => s.stop()));
+        await bus.close();
+        await tracing?.shutdown();
       }
-      if (tracing) io.stdout.write(`traces: ${tracing.description}\n`);
-      io.stdout.write(
-        `service '${specifier}' running (${replicas} replica${replicas > 1 ? 's' : ''}) on ${nats}\n`,
-      );
-      logger.info(
-        { event: 'start', module: specifier, replicas, services: services.map((s) => s.id) },
-        `toolbus service started: '${specifier}' (${replicas} replica${replicas > 1 ? 's' : ''})`,
-      );
-      if (!io.signal.aborted) {
-        await new Promise<void>((r) => io.signal.addEventListener('abort', () => r(), { once: true }));
-      }
-      logger.info({ event: 'stop', module: specifier }, 'toolbus service stopping');
-      io.stdout.write('toolbus service: stopping (calls in flight finish)...\n');
+      io.stdout.write('toolbus service: stopped\n');
+      return ExitCode.Ok;
     } finally {
-      await metricsListener?.close();
-      await Promise.all(services.map((s) => s.stop()));
-      await bus.close();
-      await tracing?.shutdown();
+      // Lines logged while pino was still loading are written before the command returns.
+      await logger.flush();
     }
-    io.stdout.write('toolbus service: stopped\n');
-    return ExitCode.Ok;
   },
 };

@@ -206,6 +206,12 @@ async function waitForSignal(io: CliIO): Promise<void> {
 }
 
 /** The `up` command. */
+/**
+ * How long after it serves `up` loads its logger and metrics libraries (about 150 ms of synchronous
+ * module loading on a small machine), so the first requests are not held up by them.
+ */
+const LOAD_AFTER_START_MS = 250;
+
 export const command: CliCommand = {
   name: 'up',
   summary: 'start toolbus: example service, registry, agent and HTTP gateway',
@@ -244,86 +250,101 @@ export const command: CliCommand = {
     const allowedOrigins = parseOrigins(values['allowed-origins']);
     const audit = parseAuditFlags(values); // before gatewayAuth, which may write the token file
     const auth = gatewayAuth(io, host, values['no-auth'] === true, allowedHosts);
-    const logger = await cliLogger(io, values['log-level']);
-    // Before anything serves: spans need the SDK registered (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT).
-    const tracing = await startTracingSdk(io, 'toolbus');
-    const choice = await modelFromEnv(io.env);
-    const system = await startSystem(
-      {
-        nats: values.nats,
-        store: values.store,
-        examples: !values['no-examples'],
-        serviceModules,
-        watch: values.watch === true,
-        model: choice?.model,
-        modelName: choice?.name,
-        ...(auth.token !== undefined ? { token: auth.token } : { noAuth: true }),
-        allowedHosts,
-        allowedOrigins,
-        agentUnavailableMessage: NO_MODEL_MESSAGE,
-        logger,
-        audit,
-      },
-      io,
-    );
-    let url: string;
+    const logger = cliLogger(io, values['log-level'], { hold: true });
     try {
-      url = await system.gateway.listen({ host, port });
-    } catch (error) {
-      await system.close();
-      await choice?.close();
-      if ((error as { code?: string }).code === 'EADDRINUSE') {
-        throw new Error(
-          `${host}:${port} is already in use: is another 'toolbus up' running? Stop it, or pick another port with --port`,
-          { cause: error },
-        );
-      }
-      throw error;
-    }
-    let metricsListener: MetricsListener | undefined;
-    let metricsUrl: string | undefined;
-    if (metricsPort !== undefined) {
-      metricsListener = createMetricsListener({
-        metrics: () => system.metrics.scrape(),
-        onError: (error) => void io.stderr.write(`toolbus: metrics: ${error.stack ?? error.message}\n`),
-      });
+      // Before anything serves: spans need the SDK registered (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT).
+      const tracing = await startTracingSdk(io, 'toolbus');
+      const choice = await modelFromEnv(io.env);
+      const system = await startSystem(
+        {
+          nats: values.nats,
+          store: values.store,
+          examples: !values['no-examples'],
+          serviceModules,
+          watch: values.watch === true,
+          model: choice?.model,
+          modelName: choice?.name,
+          ...(auth.token !== undefined ? { token: auth.token } : { noAuth: true }),
+          allowedHosts,
+          allowedOrigins,
+          agentUnavailableMessage: NO_MODEL_MESSAGE,
+          logger,
+          audit,
+        },
+        io,
+      );
+      let url: string;
       try {
-        metricsUrl = await metricsListener.listen({ host: '127.0.0.1', port: metricsPort });
+        url = await system.gateway.listen({ host, port });
       } catch (error) {
         await system.close();
         await choice?.close();
         if ((error as { code?: string }).code === 'EADDRINUSE') {
-          throw new Error(`127.0.0.1:${metricsPort} is already in use: pick another --metrics-port`, {
-            cause: error,
-          });
+          throw new Error(
+            `${host}:${port} is already in use: is another 'toolbus up' running? Stop it, or pick another port with --port`,
+            { cause: error },
+          );
         }
         throw error;
       }
+      let metricsListener: MetricsListener | undefined;
+      let metricsUrl: string | undefined;
+      if (metricsPort !== undefined) {
+        metricsListener = createMetricsListener({
+          metrics: () => system.metrics.scrape(),
+          onError: (error) => void io.stderr.write(`toolbus: metrics: ${error.stack ?? error.message}\n`),
+        });
+        try {
+          metricsUrl = await metricsListener.listen({ host: '127.0.0.1', port: metricsPort });
+        } catch (error) {
+          await system.close();
+          await choice?.close();
+          if ((error as { code?: string }).code === 'EADDRINUSE') {
+            throw new Error(`127.0.0.1:${metricsPort} is already in use: pick another --metrics-port`, {
+              cause: error,
+            });
+          }
+          throw error;
+        }
+      }
+      if (auth.warning) io.stderr.write(auth.warning);
+      if (tracing) io.stdout.write(`toolbus: traces: ${tracing.description}\n`);
+      io.stdout.write(banner(system, url, choice?.description, auth.line, metricsUrl));
+      logger.info(
+        {
+          event: 'start',
+          gateway: url,
+          bus: system.busDescription,
+          store: system.storeDescription,
+          tools: system.tools.list().length,
+          model: choice?.name,
+          ...(metricsUrl ? { metrics: metricsUrl } : {}),
+        },
+        `toolbus up started: gateway ${url}, ${system.tools.list().length} tools`,
+      );
+      // Shortly after it serves, not before: the first requests (a health probe, a supervisor's check)
+      // are answered before pino and prom-client load. Lines and calls meanwhile wait for them.
+      const loadLater = setTimeout(() => {
+        void logger.load();
+        system.metrics.load().catch((error: unknown) => {
+          io.stderr.write(`toolbus: metrics: ${error instanceof Error ? error.message : String(error)}\n`);
+        });
+      }, LOAD_AFTER_START_MS);
+      loadLater.unref();
+      await waitForSignal(io);
+      clearTimeout(loadLater);
+      logger.info({ event: 'stop' }, 'toolbus up stopping: calls in flight finish or are cancelled');
+      io.stdout.write('toolbus: stopping (calls in flight finish or are cancelled)...\n');
+      await metricsListener?.close();
+      await system.close();
+      await choice?.close();
+      // Last: the spans of the stop itself are exported too.
+      await tracing?.shutdown();
+      io.stdout.write('toolbus: stopped\n');
+      return ExitCode.Ok;
+    } finally {
+      // Lines logged while pino was still loading are written before the command returns.
+      await logger.flush();
     }
-    if (auth.warning) io.stderr.write(auth.warning);
-    if (tracing) io.stdout.write(`toolbus: traces: ${tracing.description}\n`);
-    io.stdout.write(banner(system, url, choice?.description, auth.line, metricsUrl));
-    logger.info(
-      {
-        event: 'start',
-        gateway: url,
-        bus: system.busDescription,
-        store: system.storeDescription,
-        tools: system.tools.list().length,
-        model: choice?.name,
-        ...(metricsUrl ? { metrics: metricsUrl } : {}),
-      },
-      `toolbus up started: gateway ${url}, ${system.tools.list().length} tools`,
-    );
-    await waitForSignal(io);
-    logger.info({ event: 'stop' }, 'toolbus up stopping: calls in flight finish or are cancelled');
-    io.stdout.write('toolbus: stopping (calls in flight finish or are cancelled)...\n');
-    await metricsListener?.close();
-    await system.close();
-    await choice?.close();
-    // Last: the spans of the stop itself are exported too.
-    await tracing?.shutdown();
-    io.stdout.write('toolbus: stopped\n');
-    return ExitCode.Ok;
   },
 };

@@ -507,7 +507,10 @@ function openDatabase(
       )
       .get() as { n: number };
     if (version !== SCHEMA_VERSION || tables.n !== 2) {
+      // WAL first and the tables in one transaction: a new file costs one sync, not one per statement.
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
       db.exec(`
+        BEGIN;
         CREATE TABLE IF NOT EXISTS items (
           type TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, revision INTEGER NOT NULL,
           PRIMARY KEY (type, key)
@@ -517,6 +520,7 @@ function openDatabase(
           kind TEXT NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, value TEXT
         );
         PRAGMA user_version = ${SCHEMA_VERSION};
+        COMMIT;
       `);
     }
     if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');

@@ -5,11 +5,11 @@
  * duplicate-id refusal, streamed replies and the start/stop lifecycle. A protocol supplies only its codec
  * and its handler ({@link RpcServerProtocol}).
  */
-import { context, type Attributes, type Span } from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
 import { canonicalTopic } from '../../bus/index.js';
 import type { BusMessage, BusProperties, BusSubscription, MessageBus } from '../../bus/index.js';
 import { ToolbusError, isToolbusError } from '../../errors/index.js';
-import { MAX_TIMER_MS, endSpanWithError, errorTypeOf, tracingEnabled } from '../../tools/index.js';
+import { MAX_TIMER_MS, endSpanWithError, errorTypeOf, otel, tracingEnabled } from '../../tools/index.js';
 import {
   cancelTopicOf,
   echoPropertiesOf,
@@ -600,7 +600,7 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
     const { span, context: serving } = startServerSpan(this.#spanTarget, call.id, call.properties, extra);
     // Set before serving: a synchronous handler finishes (and ends the span) inside #serve.
     (this.#spans ??= new Map()).set(call, span);
-    context.with(serving, () => this.#serve(call));
+    otel().context.with(serving, () => this.#serve(call));
   }
 
   #serve(call: Call): void {

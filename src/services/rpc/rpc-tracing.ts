@@ -7,18 +7,9 @@
  * Names follow the RPC conventions: `{rpc.service}/{rpc.method}`, with the canonical request queue as
  * the service, e.g. `request:tg:joke/invoke`.
  */
-import {
-  ROOT_CONTEXT,
-  SpanKind,
-  context,
-  propagation,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
-} from '@opentelemetry/api';
+import type { Attributes, Context, Span } from '@opentelemetry/api';
 import type { BusProperties } from '../../bus/index.js';
-import { startSpan } from '../../tools/index.js';
+import { otel, startSpan } from '../../tools/index.js';
 
 /** The `rpc.system` of every toolbus protocol on the bus. */
 export const RPC_SYSTEM = 'toolbus';
@@ -52,6 +43,7 @@ export function startClientSpan(
   properties: Record<string, string>,
   extra: (() => Attributes | undefined) | undefined,
 ): Span {
+  const { SpanKind, context, propagation, trace } = otel();
   const parent = context.active();
   const span = startSpan(`${target.service}/${target.method}`, { kind: SpanKind.CLIENT }, parent);
   if (span.isRecording()) describe(span, target, id, extra?.());
@@ -71,6 +63,7 @@ export function startServerSpan(
   properties: BusProperties,
   extra: Attributes | undefined,
 ): { span: Span; context: Context } {
+  const { ROOT_CONTEXT, SpanKind, propagation, trace } = otel();
   const parent = propagation.extract(ROOT_CONTEXT, properties);
   const span = startSpan(`${target.service}/${target.method}`, { kind: SpanKind.SERVER }, parent);
   if (span.isRecording()) describe(span, target, id, extra);
