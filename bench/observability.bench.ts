@@ -11,6 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { Tracer } from '@opentelemetry/api';
 import type { BenchRow, BenchTable } from './harness.js';
 
 const CHILD_ENV = 'TOOLBUS_OBSERVABILITY_BENCH';
@@ -19,10 +20,17 @@ const TOOL_MS = 1_500;
 const NATS_MS = 1_500;
 const NATS_IN_FLIGHT = 64;
 
-/** `metrics` and `tracing` alone tell the two costs apart; `on` is both, the figure of the target. */
-type Mode = 'off' | 'metrics' | 'tracing' | 'on';
-const MODES: readonly Mode[] = ['off', 'metrics', 'tracing', 'on'];
+/**
+ * `metrics` and `tracing` alone tell the two costs apart; `on` is both, the figure of the target.
+ * `sdk-floor` (ToolSet.call only) is what any instrumentation with the SDK pays: one bare SDK span with
+ * its context made active around the untraced call (toolbus's own tracing stays off).
+ */
+type Mode = 'off' | 'metrics' | 'tracing' | 'on' | 'sdk-floor';
 type Case = 'tools' | 'nats';
+const MODES: Readonly<Record<Case, readonly Mode[]>> = {
+  tools: ['off', 'metrics', 'tracing', 'on', 'sdk-floor'],
+  nats: ['off', 'metrics', 'tracing', 'on'],
+};
 
 /** What one child measured. */
 interface ChildResult {
@@ -32,8 +40,15 @@ interface ChildResult {
   spans: number;
 }
 
-/** Registers the OpenTelemetry SDK as `toolbus up` does when an endpoint is set, with a dropping exporter. */
-async function startTracing(): Promise<{ spans: () => number; stop: () => Promise<void> }> {
+/**
+ * Starts the OpenTelemetry SDK as `toolbus up` does when an endpoint is set, with a dropping exporter:
+ * the context manager always, the tracer provider registered globally only with `register`.
+ */
+async function startTracing(register: boolean): Promise<{
+  spans: () => number;
+  stop: () => Promise<void>;
+  tracer: Tracer;
+}> {
   const { context, trace } = await import('@opentelemetry/api');
   const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
   const { BatchSpanProcessor, TracerProvider } = await import('@opentelemetry/sdk-trace');
@@ -55,8 +70,9 @@ async function startTracing(): Promise<{ spans: () => number; stop: () => Promis
     scheduledDelayMillis: 200,
   });
   const provider = new TracerProvider({ spanProcessors: [processor] });
-  trace.setGlobalTracerProvider(provider);
+  if (register) trace.setGlobalTracerProvider(provider);
   return {
+    tracer: provider.getTracer('bench'),
     spans: () => exported,
     stop: async () => {
       await provider.forceFlush();
@@ -70,7 +86,10 @@ async function runChild(kind: Case, mode: Mode, natsUrl: string | undefined): Pr
   const { z } = await import('zod');
   const { FunctionTool, ToolSet, DynamicToolService, ToolServiceClient } = await import('../src/index.js');
   const { ToolbusMetrics } = await import('../src/observability/index.js');
-  const tracing = mode === 'on' || mode === 'tracing' ? await startTracing() : undefined;
+  const tracing =
+    mode === 'on' || mode === 'tracing' || mode === 'sdk-floor'
+      ? await startTracing(mode !== 'sdk-floor')
+      : undefined;
   const metrics =
     mode === 'on' || mode === 'metrics' ? new ToolbusMetrics({ defaultMetrics: false }) : undefined;
   await metrics?.load();
@@ -83,7 +102,20 @@ async function runChild(kind: Case, mode: Mode, natsUrl: string | undefined): Pr
     metrics?.observeToolSet(set);
     const result = await set.call('add', '{"a": 1, "b": 2}');
     if (result.isError) throw new Error(`observability bench: ${result.content}`);
-    row = await measure(`ToolSet.call, ${mode}`, () => set.call('add', '{"a": 1, "b": 2}'), {
+    let run = (): Promise<unknown> => set.call('add', '{"a": 1, "b": 2}');
+    if (mode === 'sdk-floor') {
+      const { context, trace } = await import('@opentelemetry/api');
+      const tracer = tracing!.tracer;
+      const call = run;
+      run = () => {
+        const span = tracer.startSpan('execute_tool add');
+        return context.with(trace.setSpan(context.active(), span), call).then((result) => {
+          span.end();
+          return result;
+        });
+      };
+    }
+    row = await measure(`ToolSet.call, ${mode}`, run, {
       iterations: 5_000_000,
       maxMs: TOOL_MS,
       warmup: 20_000,
@@ -166,17 +198,24 @@ export default async function (): Promise<BenchTable[]> {
   const tables: BenchTable[] = [];
   try {
     for (const kind of ['tools', 'nats'] as const) {
-      const results: Record<Mode, ChildResult[]> = { off: [], metrics: [], tracing: [], on: [] };
-      const ratios: Record<Exclude<Mode, 'off'>, number[]> = { metrics: [], tracing: [], on: [] };
+      const modes = MODES[kind];
+      const results: Record<Mode, ChildResult[]> = {
+        off: [],
+        metrics: [],
+        tracing: [],
+        on: [],
+        'sdk-floor': [],
+      };
+      const ratios: Record<Mode, number[]> = { off: [], metrics: [], tracing: [], on: [], 'sdk-floor': [] };
       for (let round = 0; round < PAIRS; round++) {
         // Each round runs every mode once, in an order rotated from round to round.
-        const order = MODES.map((_, i) => MODES[(i + round) % MODES.length]!);
+        const order = modes.map((_, i) => modes[(i + round) % modes.length]!);
         if (round % 2 === 1) order.reverse();
         const got: Partial<Record<Mode, ChildResult>> = {};
         for (const mode of order) got[mode] = await child(kind, mode, kind === 'nats' ? server.url : '');
-        for (const mode of MODES) results[mode].push(got[mode]!);
+        for (const mode of modes) results[mode].push(got[mode]!);
         // Slower-by ratio: p50 mode ÷ off for sequential calls; throughput off ÷ mode with calls in flight.
-        for (const mode of ['metrics', 'tracing', 'on'] as const) {
+        for (const mode of modes) {
           ratios[mode].push(
             kind === 'tools' ? got[mode]!.p50Us / got.off!.p50Us : got.off!.opsPerSec / got[mode]!.opsPerSec,
           );
@@ -189,8 +228,9 @@ export default async function (): Promise<BenchTable[]> {
         metrics: 'metrics only',
         tracing: 'tracing only',
         on: 'tracing + metrics on',
+        'sdk-floor': 'a bare SDK span around it (the floor), toolbus tracing off',
       };
-      const rows: BenchRow[] = MODES.map((mode) => ({
+      const rows: BenchRow[] = modes.map((mode) => ({
         name: `${name}, ${label[mode]}`,
         concurrency,
         opsPerSec: median(results[mode].map((r) => r.opsPerSec)),
@@ -206,7 +246,8 @@ export default async function (): Promise<BenchTable[]> {
         rows,
         notes: [
           `${PAIRS} rounds of child processes, one per mode, interleaved; slower-by (${measure}) per round against off: ` +
-            `metrics only ${spread(ratios.metrics)}, tracing only ${spread(ratios.tracing)}, both ${spread(ratios.on)} ` +
+            `metrics only ${spread(ratios.metrics)}, tracing only ${spread(ratios.tracing)}, both ${spread(ratios.on)}` +
+            (kind === 'tools' ? `, a bare SDK span ${spread(ratios['sdk-floor'])} ` : ' ') +
             `(target ≤ 1.10 for both: ${ratio <= 1.1 ? 'met' : 'NOT met'}). Spans exported per "on" run (median): ${spans.toLocaleString('en-US')}` +
             (spans === 0 ? ' — none: tracing did not record, so this measures nothing' : '') +
             '.',

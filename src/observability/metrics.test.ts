@@ -92,6 +92,26 @@ describe('ToolbusMetrics', () => {
     assert.ok(inf && inf.value > 0, 'the +Inf bucket holds the calls');
   });
 
+  test('a duration on a bucket bound counts in that bucket; buckets are cumulative in the exposition', async () => {
+    const metrics = new ToolbusMetrics({ defaultMetrics: false, durationBuckets: [0.1, 0.01] });
+    const onResult = metrics.toolSetHooks().onResult as (event: unknown) => void;
+    const ok = { content: 'x', isError: false };
+    for (const durationMs of [10, 10.5, 100, 250]) {
+      onResult({ name: 'slow', callId: 'c', args: '{}', result: ok, durationMs });
+    }
+    const { body } = await metrics.scrape();
+    const line = (le: string): string | undefined =>
+      new RegExp(`^toolbus_tool_call_duration_seconds_bucket\\{le="${le}",tool="slow"\\} (\\S+)$`, 'm').exec(
+        body,
+      )?.[1];
+    assert.equal(line('0.01'), '1', body);
+    assert.equal(line('0.1'), '3', body);
+    assert.equal(line('\\+Inf'), '4', body);
+    assert.match(body, /^toolbus_tool_call_duration_seconds_count\{tool="slow"\} 4$/m);
+    assert.match(body, /^toolbus_tool_call_duration_seconds_sum\{tool="slow"\} 0\.3705$/m);
+    assert.match(body, /^toolbus_tool_calls_total\{tool="slow",outcome="ok"\} 4$/m);
+  });
+
   test('calls that finish while prom-client is still loading are counted once it is', async () => {
     const metrics = new ToolbusMetrics({ defaultMetrics: false });
     const tools = new ToolSet([echo], { hooks: metrics.toolSetHooks() });

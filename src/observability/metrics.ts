@@ -1,16 +1,24 @@
 /**
  * @module `ToolbusMetrics`: the `toolbus_*` Prometheus series of one process, on a registry of its own
  * (never prom-client's global one, so tests and several gateways in one process do not clash). Tool
- * calls are counted by `ToolSet` hooks; everything else is read from live state when scraped.
+ * calls are counted by `ToolSet` hooks into a tally per tool (a few array writes a call: prom-client's
+ * `inc` and `observe` hash their labels on every call, which costs more than a whole local tool call),
+ * written into the series when they are scraped; everything else is read from live state then too.
  *
  * prom-client (some 30 files, about 100 ms of synchronous loading on a small machine) is loaded by
  * {@link ToolbusMetrics.load} or the first scrape, not at import: `toolbus up` loads it shortly after it
- * serves, so neither its start nor its first requests wait for it. Calls that finish before then wait in
- * a bounded queue and are counted when it loads.
+ * serves, so neither its start nor its first requests wait for it. Calls are tallied from the start.
  */
 import { createRequire } from 'node:module';
 import type * as PromClientModule from 'prom-client';
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type {
+  Counter,
+  Gauge,
+  LabelValues,
+  MetricObjectWithValues,
+  MetricValueWithName,
+  Registry,
+} from 'prom-client';
 import type { MessageBus } from '../bus/index.js';
 import type { ChatCompletionClient, RequestUsage } from '../models/index.js';
 import type { ToolRegistry } from '../registry/index.js';
@@ -73,21 +81,18 @@ const SERVICE_OUTCOMES: readonly (readonly [keyof DynamicToolServiceStats, strin
 
 type Snapshot = Partial<Record<keyof DynamicToolServiceStats, number>>;
 
-/** Calls queued before prom-client is loaded; one more loads it at once. */
-const MAX_PENDING_CALLS = 10_000;
+const DURATION_SERIES = 'toolbus_tool_call_duration_seconds';
+const DURATION_HELP = 'Wall time of tool calls, queueing included.';
+/** prom-client's types declare the metric type as an enum its runtime does not export: the text is the value. */
+const HISTOGRAM_TYPE = 'histogram' as unknown as MetricObjectWithValues<MetricValueWithName<'tool'>>['type'];
 
-/** What a finished tool call adds to the series. */
-interface CallSample {
-  tool: string;
-  outcome: string;
-  seconds: number;
-}
-
-/** The series fed by tool calls; every other series reads live state from its `collect`. */
-interface CallSeries {
-  registry: Registry;
-  toolCalls: Counter<'tool' | 'outcome'>;
-  toolDuration: Histogram<'tool'>;
+/** The finished calls of one tool (one `tool` label value), since the process started. */
+interface ToolTally {
+  readonly outcomes: Map<string, number>;
+  /** Calls per duration bucket, not cumulative: slot i holds those ≤ bound i (and > bound i-1); the last, the rest. */
+  readonly buckets: number[];
+  sum: number;
+  count: number;
 }
 
 /**
@@ -123,11 +128,10 @@ interface CallSeries {
  */
 export class ToolbusMetrics {
   readonly #options: ToolbusMetricsOptions;
-  /** Set once prom-client is loaded. */
-  #series: CallSeries | undefined;
-  #loading: Promise<CallSeries> | undefined;
-  /** Calls that finished while prom-client was loading. */
-  #pending: CallSample[] = [];
+  /** Upper bounds of the duration buckets, in seconds, ascending. */
+  readonly #bounds: readonly number[];
+  readonly #tallies = new Map<string, ToolTally>();
+  #loading: Promise<Registry> | undefined;
   readonly #toolSets = new Set<() => number>();
   readonly #services = new Set<() => Iterable<ObservedService>>();
   /** What each service's counters were at the last scrape. */
@@ -141,57 +145,84 @@ export class ToolbusMetrics {
 
   constructor(options: ToolbusMetricsOptions = {}) {
     this.#options = options;
+    this.#bounds = [...(options.durationBuckets ?? DEFAULT_TOOL_CALL_BUCKETS)].sort((a, b) => a - b);
   }
 
   /**
-   * Loads prom-client and makes the series, once; the first {@link scrape} does too, and so does a full
-   * queue of calls finished before. Call it once the process serves, so the process series (event
-   * loop, GC) start then.
+   * Loads prom-client and makes the series, once; the first {@link scrape} does too. Call it once the
+   * process serves, so the process series (event loop, GC) start then.
    */
   load(): Promise<void> {
     return this.#load().then(() => undefined);
   }
 
   /** The prom-client registry every series is on (loads prom-client). */
-  async registry(): Promise<Registry> {
-    return (await this.#load()).registry;
+  registry(): Promise<Registry> {
+    return this.#load();
   }
 
-  #load(): Promise<CallSeries> {
-    this.#loading ??= Promise.resolve().then(() => {
-      // Synchronously, from the CommonJS build prom-client is: nothing can run between the load and the
-      // replay of the queue, so the counts keep their order.
-      const series = this.#create(createRequire(import.meta.url)('prom-client') as typeof PromClientModule);
-      this.#series = series;
-      const pending = this.#pending;
-      this.#pending = [];
-      for (const sample of pending) count(series, sample);
-      return series;
-    });
+  #load(): Promise<Registry> {
+    this.#loading ??= Promise.resolve().then(() =>
+      this.#create(createRequire(import.meta.url)('prom-client') as typeof PromClientModule),
+    );
     return this.#loading;
   }
 
-  #create({
-    Counter,
-    Gauge,
-    Histogram,
-    Registry,
-    collectDefaultMetrics,
-  }: typeof PromClientModule): CallSeries {
+  #create({ Counter, Gauge, Histogram, Registry, collectDefaultMetrics }: typeof PromClientModule): Registry {
     const options = this.#options;
     const registry = new Registry();
     const registers = [registry];
+    const tallies = this.#tallies;
     const toolCalls: Counter<'tool' | 'outcome'> = new Counter({
       name: 'toolbus_tool_calls_total',
       help: "Tool calls finished, by tool and outcome ('ok' or the error code).",
       labelNames: ['tool', 'outcome'],
       registers,
+      // The tallies are totals since the start: written afresh, they stay monotonic.
+      collect: () => {
+        toolCalls.reset();
+        for (const [tool, tally] of tallies) {
+          for (const [outcome, n] of tally.outcomes) toolCalls.inc({ tool, outcome }, n);
+        }
+      },
     });
-    const toolDuration: Histogram<'tool'> = new Histogram({
-      name: 'toolbus_tool_call_duration_seconds',
-      help: 'Wall time of tool calls, queueing included.',
+    const bounds = this.#bounds;
+    /** The duration histogram, read from the tallies: prom-client formats it, the hook only counts. */
+    class TalliedHistogram extends Histogram<'tool'> {
+      getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<'tool'>>> {
+        const values: MetricValueWithName<'tool'>[] = [];
+        for (const [tool, tally] of tallies) {
+          let cumulative = 0;
+          for (let i = 0; i <= bounds.length; i++) {
+            cumulative += tally.buckets[i]!;
+            const le = i < bounds.length ? bounds[i]! : '+Inf';
+            // `le` is the histogram's own label, beside the declared `tool`.
+            const labels = { le, tool } as LabelValues<'tool'>;
+            values.push({ metricName: `${DURATION_SERIES}_bucket`, labels, value: cumulative });
+          }
+          values.push({ metricName: `${DURATION_SERIES}_sum`, labels: { tool }, value: tally.sum });
+          values.push({ metricName: `${DURATION_SERIES}_count`, labels: { tool }, value: tally.count });
+        }
+        return Promise.resolve({
+          name: DURATION_SERIES,
+          help: DURATION_HELP,
+          type: HISTOGRAM_TYPE,
+          aggregator: 'sum',
+          values,
+          // Part of the declared type only; the registry never calls it on a result.
+          collect: () => undefined,
+        });
+      }
+
+      override get(): Promise<MetricObjectWithValues<MetricValueWithName<'tool'>>> {
+        return this.getForPromString();
+      }
+    }
+    new TalliedHistogram({
+      name: DURATION_SERIES,
+      help: DURATION_HELP,
       labelNames: ['tool'],
-      buckets: [...(options.durationBuckets ?? DEFAULT_TOOL_CALL_BUCKETS)],
+      buckets: [...bounds],
       registers,
     });
     const inFlight: Gauge = new Gauge({
@@ -264,7 +295,7 @@ export class ToolbusMetrics {
       collect: () => this.#countTokens(tokens),
     });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
-    return { registry, toolCalls, toolDuration };
+    return registry;
   }
 
   /**
@@ -341,24 +372,33 @@ export class ToolbusMetrics {
 
   /** Collects every series now, in the Prometheus text format. */
   async scrape(): Promise<MetricsExposition> {
-    const { registry } = await this.#load();
+    const registry = await this.#load();
     const body = await registry.metrics();
     return { contentType: registry.contentType, body };
   }
 
   #record(event: ToolResultEvent): void {
     const outcome = outcomeOf(event.result);
-    const sample = {
-      tool: outcome === 'unknown-tool' ? UNKNOWN_TOOL_LABEL : event.name,
-      outcome,
-      seconds: event.durationMs / 1000,
-    };
-    if (this.#series !== undefined) return count(this.#series, sample);
-    if (this.#pending.push(sample) < MAX_PENDING_CALLS) return;
-    void this.#load().catch(() => {
-      // prom-client could not load: scrape says so; the queue is not kept growing.
-      this.#pending = [];
-    });
+    const tool = outcome === 'unknown-tool' ? UNKNOWN_TOOL_LABEL : event.name;
+    let tally = this.#tallies.get(tool);
+    if (tally === undefined) {
+      tally = {
+        outcomes: new Map(),
+        buckets: new Array<number>(this.#bounds.length + 1).fill(0),
+        sum: 0,
+        count: 0,
+      };
+      this.#tallies.set(tool, tally);
+    }
+    tally.outcomes.set(outcome, (tally.outcomes.get(outcome) ?? 0) + 1);
+    const seconds = event.durationMs / 1000;
+    const bounds = this.#bounds;
+    // Most calls are short: the scan from the smallest bound ends early.
+    let i = 0;
+    while (i < bounds.length && seconds > bounds[i]!) i++;
+    tally.buckets[i]! += 1;
+    tally.sum += seconds;
+    tally.count += 1;
   }
 
   *#currentServices(): Iterable<ObservedService> {
@@ -404,11 +444,6 @@ export class ToolbusMetrics {
       entry.last = { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens };
     }
   }
-}
-
-function count(series: CallSeries, { tool, outcome, seconds }: CallSample): void {
-  series.toolCalls.inc({ tool, outcome });
-  series.toolDuration.observe({ tool }, seconds);
 }
 
 /** 'ok', or the error code of a failed call ('tool-error' when it has none). */
