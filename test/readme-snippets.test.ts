@@ -7,7 +7,9 @@
  *   time limit. A model it needs is a local fake OpenAI server (`OPENAI_BASE_URL`).
  * - `<!-- snippet: module NAME -->`: a file the reader saves as NAME and hands to toolbus (a service
  *   module); it must load and default-export a function.
- * A block without a marker fails the test, so no snippet escapes.
+ * A block without a marker fails the test, so no snippet escapes. Blocks in other languages are not run
+ * here; one marked `<!-- snippet: file NAME -->` (e.g. `nats-server.conf`) is used verbatim by the test
+ * that reads it with `readmeFile(NAME)` (test/support/readme.ts).
  *
  * `import … from 'toolbus'` resolves to this checkout's sources (tsconfig `paths`, honoured by tsc and
  * tsx), so no build is needed; test/integration/pack-consumer.test.ts checks the installed package.

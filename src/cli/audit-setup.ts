@@ -20,6 +20,7 @@ import type { ReadinessCheck } from '../gateway/index.js';
 import { UsageError, type CliIO } from './command.js';
 import { busNatsUrl, toolbusHome, type ConnectFlags } from './connect.js';
 import { importLeaf } from './import-leaf.js';
+import { connectSecurely } from './nats-security.js';
 
 /** The flags `toolbus up` takes for its audit log. */
 export const AUDIT_FLAGS = {
@@ -104,13 +105,16 @@ export async function openAuditLog(
   const nats = busNatsUrl(flags, io);
   if (nats) {
     const { JetStreamAuditLog } = await importLeaf('nats', () => import('../audit/nats/index.js'));
-    const log = await JetStreamAuditLog.connect({
-      servers: nats,
-      signal: io.signal,
-      maxAgeMs: settings.maxAgeMs,
-      maxBytes: settings.maxBytes,
-      ...reporting,
-    });
+    const log = await connectSecurely(flags.natsSecurity, nats, io, (security) =>
+      JetStreamAuditLog.connect({
+        servers: nats,
+        signal: io.signal,
+        ...security,
+        maxAgeMs: settings.maxAgeMs,
+        maxBytes: settings.maxBytes,
+        ...reporting,
+      }),
+    );
     return { log, description: `JetStream stream ${log.stream} (${limits}; ${args})` };
   }
   const { SqliteAuditLog } = await importLeaf('sqlite', () => import('../audit/sqlite/index.js'));

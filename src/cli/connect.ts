@@ -10,11 +10,14 @@ import type { NatsBusStatus } from '../bus/nats/index.js';
 import { MemoryBus } from '../bus/index.js';
 import type { ConfigStore } from '../config/index.js';
 import type { CliIO } from './command.js';
+import { connectSecurely, displayNatsUrl, type NatsSecurity } from './nats-security.js';
 
-/** The `--nats` / `--store` flags. */
+/** The `--nats` / `--store` flags, and the NATS security flags. */
 export interface ConnectFlags {
   /** A NATS server URL; the bus and the config then live on NATS. @default $TOOLBUS_NATS */
   nats?: string | undefined;
+  /** Credentials and TLS for NATS. @default the `TOOLBUS_NATS_*` variables */
+  natsSecurity?: NatsSecurity | undefined;
   /** A SQLite config file. @default `<toolbusHome>/config.db` */
   store?: string | undefined;
 }
@@ -41,7 +44,7 @@ export function configStorePath(flags: ConnectFlags, io: Pick<CliIO, 'env' | 'cw
 /** One line saying where config lives, e.g. `sqlite /home/me/.toolbus/config.db`. */
 export function describeStore(flags: ConnectFlags, io: Pick<CliIO, 'env' | 'cwd'>): string {
   const nats = natsUrl(flags, io);
-  return nats ? `nats-kv ${nats}` : `sqlite ${configStorePath(flags, io)}`;
+  return nats ? `nats-kv ${displayNatsUrl(nats)}` : `sqlite ${configStorePath(flags, io)}`;
 }
 
 /**
@@ -49,14 +52,17 @@ export function describeStore(flags: ConnectFlags, io: Pick<CliIO, 'env' | 'cwd'
  * `$TOOLBUS_NATS`), else the SQLite file of `--store PATH`, else `$TOOLBUS_HOME/config.db` or
  * `./.toolbus/config.db`.
  *
- * Rejects with `store-error` when the file cannot be opened (the message says what to do), or with
- * `unsupported` when the leaf's optional package is not installed (the message has the install command).
+ * Rejects with `store-error` when the file cannot be opened (the message says what to do), with
+ * `unsupported` when the leaf's optional package is not installed (the message has the install command),
+ * or as {@link connectSecurely} does on NATS (`usage` for an unreadable security file, `unauthorized`…).
  */
 export async function openConfigStore(flags: ConnectFlags, io: CliIO): Promise<ConfigStore> {
   const nats = natsUrl(flags, io);
   if (nats) {
     const { NatsKvConfigStore } = await importLeaf('nats', () => import('../bus/nats/index.js'));
-    return NatsKvConfigStore.connect({ servers: nats, signal: io.signal });
+    return connectSecurely(flags.natsSecurity, nats, io, (security) =>
+      NatsKvConfigStore.connect({ servers: nats, signal: io.signal, ...security }),
+    );
   }
   const { SqliteConfigStore } = await importLeaf('sqlite', () => import('../config/sqlite/index.js'));
   return new SqliteConfigStore({ path: configStorePath(flags, io) });
@@ -80,5 +86,12 @@ export async function openBus(
   if (!nats) return new MemoryBus();
   const { NatsBus } = await importLeaf('nats', () => import('../bus/nats/index.js'));
   // Ctrl-C while the server does not answer stops the wait at once, not after the connect timeout.
-  return NatsBus.connect({ servers: nats, signal: io.signal, ...(onStatus ? { hooks: { onStatus } } : {}) });
+  return connectSecurely(flags.natsSecurity, nats, io, (security) =>
+    NatsBus.connect({
+      servers: nats,
+      signal: io.signal,
+      ...security,
+      ...(onStatus ? { hooks: { onStatus } } : {}),
+    }),
+  );
 }

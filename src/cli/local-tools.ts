@@ -5,7 +5,7 @@
 import type { CliIO } from './command.js';
 import type { ToolProvider } from '../tools/index.js';
 import { ToolRegistry } from '../registry/index.js';
-import { busNatsUrl, openBus, openConfigStore } from './connect.js';
+import { busNatsUrl, openBus, openConfigStore, type ConnectFlags } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
 
 /** A registry's tools plus a way to close what was opened. */
@@ -60,10 +60,7 @@ export const PRIVATE_BUS_NOTE =
   'cannot answer it; run them and this command with the same --nats URL';
 
 /** Opens the store and bus named by the flags and loads the registry from them. */
-export async function openLocalTools(
-  flags: { nats?: string | undefined; store?: string | undefined },
-  io: CliIO,
-): Promise<LocalTools> {
+export async function openLocalTools(flags: ConnectFlags, io: CliIO): Promise<LocalTools> {
   const bus = await openBus(flags, io);
   let store;
   try {

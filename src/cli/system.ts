@@ -26,10 +26,13 @@ import { importLeaf } from './import-leaf.js';
 import { logBusStatus, logDenied, logRegistry, logServiceErrors, type CliLogger } from './logger.js';
 import { startServiceModule, type RunningServiceModule, type ServiceModuleEvent } from './service-module.js';
 import { startAudit, type AuditSettings } from './audit-setup.js';
+import { displayNatsUrl, type NatsSecurity } from './nats-security.js';
 
 /** Options of {@link startSystem}. */
 export interface SystemOptions {
   nats?: string | undefined;
+  /** Credentials and TLS for NATS (`--nats-user`, `--nats-tls-ca`…). @default the `TOOLBUS_NATS_*` variables */
+  natsSecurity?: NatsSecurity | undefined;
   store?: string | undefined;
   /** Start the example joke service and load its descriptors. */
   examples: boolean;
@@ -205,7 +208,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
   // are built, and by the gateway's config PUT.
   const allowlist = configAllowlistFromEnv(io.env);
   try {
-    const flags = { nats: options.nats, store: options.store };
+    const flags = { nats: options.nats, store: options.store, natsSecurity: options.natsSecurity };
     const busNats = busNatsUrl(flags, io); // the bus openBus picks, so the banner names it
     const logger = options.logger;
     const bus = await openBus(flags, io, logger ? logBusStatus(logger, 'the bus') : undefined);
@@ -312,7 +315,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       metrics,
       serviceNames,
       serviceModules,
-      busDescription: busNats ? `NATS at ${busNats}` : 'in-process (memory)',
+      busDescription: busNats ? `NATS at ${displayNatsUrl(busNats)}` : 'in-process (memory)',
       storeDescription: describeStore(flags, io),
       auditDescription: audit?.description,
       problems: () => registry.problems(),

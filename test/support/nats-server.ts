@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
@@ -13,6 +13,21 @@ import { delimiter, join } from 'node:path';
 export interface NatsServerOptions {
   /** Enable JetStream (`-js`) with its store in a temporary folder. @default true */
   jetstream?: boolean;
+  /**
+   * The text of a configuration file (`-c`), e.g. `authorization { users: [...] }`; the listen address,
+   * port and JetStream store given on the command line win over it. @default none
+   */
+  config?: string;
+  /** Require this user and `password` (`--user`, `--pass`). @default none */
+  user?: string;
+  /** The password of `user`. @default none */
+  password?: string;
+  /** Require this token (`--auth`). @default none */
+  token?: string;
+  /** Serve TLS with these PEM files (`--tls…`); `verify` requires client certificates. @default none */
+  tls?: { cert: string; key: string; ca?: string; verify?: boolean };
+  /** Variables for the server's environment, e.g. for `$NAME` references in `config`. @default none */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A running `nats-server`. */
@@ -67,10 +82,12 @@ async function launch(
   port: number,
   storeDir: string,
   jetstream: boolean,
+  extra: { args: string[]; env?: NodeJS.ProcessEnv | undefined } = { args: [] },
 ): Promise<{ child: ChildProcess; port: number }> {
-  const args = ['-a', '127.0.0.1', '-p', String(port)];
+  const args = [...extra.args, '-a', '127.0.0.1', '-p', String(port)];
   if (jetstream) args.push('-js', '-sd', storeDir);
-  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const env = extra.env ? { ...process.env, ...extra.env } : process.env;
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
   return await new Promise((resolve, reject) => {
     let log = '';
     const timer = setTimeout(() => {
@@ -127,8 +144,22 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   const storeDir = await mkdtemp(join(tmpdir(), 'toolbus-nats-'));
   let current: ChildProcess;
   let port: number;
+  const extra = { args: [] as string[], env: options.env };
   try {
-    ({ child: current, port } = await launch(binary, -1, storeDir, jetstream));
+    if (options.config !== undefined) {
+      const file = join(storeDir, 'nats-server.conf');
+      await writeFile(file, options.config);
+      extra.args.push('-c', file);
+    }
+    if (options.user !== undefined) extra.args.push('--user', options.user);
+    if (options.password !== undefined) extra.args.push('--pass', options.password);
+    if (options.token !== undefined) extra.args.push('--auth', options.token);
+    if (options.tls) {
+      extra.args.push('--tls', '--tlscert', options.tls.cert, '--tlskey', options.tls.key);
+      if (options.tls.ca !== undefined) extra.args.push('--tlscacert', options.tls.ca);
+      if (options.tls.verify) extra.args.push('--tlsverify');
+    }
+    ({ child: current, port } = await launch(binary, -1, storeDir, jetstream, extra));
   } catch (error) {
     await rm(storeDir, { recursive: true, force: true });
     throw error;
@@ -155,7 +186,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
       let lastError: unknown;
       for (let attempt = 0; attempt < 20; attempt++) {
         try {
-          ({ child: current } = await launch(binary, port, storeDir, jetstream));
+          ({ child: current } = await launch(binary, port, storeDir, jetstream, extra));
           return;
         } catch (error) {
           lastError = error;

@@ -8,9 +8,12 @@ export const {
   DEFAULT_NATS_RECONNECT_WAIT_MS,
   NatsBus,
   NatsKvConfigStore,
+  NatsSecurityError,
+  NatsSecurityProblem,
   checkSubjectPrefix,
   connectNats,
   fromKvKey,
+  redactServerUrl,
   toKvKey,
   topicToSubject,
 } = await loadBuilt('bus/nats/index.js');

@@ -6,6 +6,15 @@
 export { NatsBus } from './nats-bus.js';
 export { connectNats, DEFAULT_NATS_RECONNECT_WAIT_MS, DEFAULT_NATS_CONNECT_TIMEOUT_MS } from './connect.js';
 export type { NatsConnectOptions } from './connect.js';
+export { NatsSecurityError, NatsSecurityProblem, redactServerUrl } from './security.js';
+export type {
+  NatsAuth,
+  NatsUserAuth,
+  NatsTokenAuth,
+  NatsCredsAuth,
+  NatsNkeyAuth,
+  NatsTlsOptions,
+} from './security.js';
 export type { NatsBusOptions, NatsBusConnectOptions, NatsBusHooks, NatsBusStatus } from './nats-bus.js';
 export { topicToSubject, checkSubjectPrefix } from './subjects.js';
 export { NatsKvConfigStore, DEFAULT_CONFIG_BUCKET, toKvKey, fromKvKey } from '../../config/nats-kv/index.js';

@@ -9,6 +9,7 @@ import { AgentClient } from '../../agents/index.js';
 import { isToolbusError } from '../../errors/index.js';
 import { GatewayRequestError, gatewayFetch, gatewayTarget, readServerSentEvents } from '../gateway-client.js';
 import { startSpinner } from '../spinner.js';
+import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity, displayNatsUrl } from '../nats-security.js';
 
 const help = `Usage: toolbus ask "question" [--stream] [--user NAME] [--url URL | --nats URL]
 
@@ -24,6 +25,8 @@ Options:
 ${GATEWAY_FLAGS_HELP}
   --nats URL         ask the agent service on a NATS bus directly (started by 'toolbus up --nats URL')
   -h, --help         show this help
+
+${NATS_SECURITY_HELP}
 
 Examples:
   toolbus ask "Tell me a joke about cats"
@@ -74,11 +77,12 @@ async function askStreaming(
 async function askOverBus(
   io: CliIO,
   nats: string,
+  natsSecurity: NatsSecurity,
   question: string,
   user: string | undefined,
   stream: boolean,
 ): Promise<number> {
-  const bus = await openBus({ nats }, io);
+  const bus = await openBus({ nats, natsSecurity }, io);
   const client = new AgentClient(bus);
   const spinner = startSpinner(io);
   try {
@@ -98,8 +102,8 @@ async function askOverBus(
     spinner.stop();
     if (isToolbusError(error) && error.code === 'unavailable') {
       io.stderr.write(
-        `toolbus ask: no agent is listening on ${nats}. Start one with a model configured, e.g. ` +
-          `OPENAI_API_KEY=sk-... toolbus up --nats ${nats}\n`,
+        `toolbus ask: no agent is listening on ${displayNatsUrl(nats)}. Start one with a model configured, e.g. ` +
+          `OPENAI_API_KEY=sk-... toolbus up --nats ${displayNatsUrl(nats)}\n`,
       );
       return ExitCode.Error;
     }
@@ -121,11 +125,13 @@ export const command: CliCommand = {
       user: { type: 'string' },
       ...GATEWAY_FLAGS,
       nats: { type: 'string' },
+      ...NATS_SECURITY_FLAGS,
     });
     const question = positionals.join(' ').trim();
     if (!question) throw new UsageError('write the question, e.g. toolbus ask "Tell me a joke about cats"');
     if (values.nats !== undefined) {
-      return askOverBus(io, values.nats, question, values.user, values.stream ?? false);
+      const natsSecurity = NatsSecurity.fromFlags(values, io);
+      return askOverBus(io, values.nats, natsSecurity, question, values.user, values.stream ?? false);
     }
     const body = { question, ...(values.user ? { user: values.user } : {}) };
     try {

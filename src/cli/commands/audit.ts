@@ -18,6 +18,7 @@ import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js
 import { gatewayFetch, gatewayTarget } from '../gateway-client.js';
 import { auditFilePath } from '../audit-setup.js';
 import { importLeaf } from '../import-leaf.js';
+import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity, connectSecurely } from '../nats-security.js';
 
 const help = `Usage: toolbus audit [--tool NAME] [--user USER] [--since WHEN] [--limit N] [--json]
                      [--url URL] [--token TOKEN] [--nats URL | --local | --file PATH]
@@ -46,6 +47,8 @@ ${GATEWAY_FLAGS_HELP}
   --file PATH        read this SQLite audit file
   -h, --help         show this help
 
+${NATS_SECURITY_HELP}
+
 Exit codes: 0 success (also when nothing matches), 1 error, 2 usage.
 
 Examples:
@@ -63,6 +66,7 @@ const FLAGS = {
   json: { type: 'boolean' },
   ...GATEWAY_FLAGS,
   nats: { type: 'string' },
+  ...NATS_SECURITY_FLAGS,
   local: { type: 'boolean' },
   file: { type: 'string' },
 } as const;
@@ -102,7 +106,7 @@ export const command: CliCommand = {
     if (direct === undefined) {
       entries = await queryGateway(io, values, query);
     } else {
-      const log = await openReader(io, values);
+      const log = await openReader(io, values, NatsSecurity.fromFlags(values, io));
       try {
         entries = await log.query(query);
       } finally {
@@ -151,10 +155,14 @@ async function queryGateway(
 async function openReader(
   io: CliIO,
   values: { nats?: string | undefined; local?: boolean | undefined; file?: string | undefined },
+  natsSecurity: NatsSecurity,
 ): Promise<Pick<AuditLog, 'query' | 'close'>> {
-  if (values.nats !== undefined) {
+  const nats = values.nats;
+  if (nats !== undefined) {
     const { JetStreamAuditLog } = await importLeaf('nats', () => import('../../audit/nats/index.js'));
-    return JetStreamAuditLog.connect({ servers: values.nats, signal: io.signal, readOnly: true });
+    return connectSecurely(natsSecurity, nats, io, (security) =>
+      JetStreamAuditLog.connect({ servers: nats, signal: io.signal, readOnly: true, ...security }),
+    );
   }
   const { SqliteAuditLog } = await importLeaf('sqlite', () => import('../../audit/sqlite/index.js'));
   const path = values.file !== undefined ? resolve(io.cwd, values.file) : auditFilePath(io);

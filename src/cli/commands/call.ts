@@ -12,6 +12,7 @@ import {
 } from '../args.js';
 import { GatewayRequestError, gatewayFetch, gatewayTarget } from '../gateway-client.js';
 import { openLocalTools } from '../local-tools.js';
+import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity, displayNatsUrl } from '../nats-security.js';
 
 const help = `Usage: toolbus call <tool> [key=value ... | key:=json ... | '{"key": "value"}'] [options]
 
@@ -29,6 +30,8 @@ Options:
 ${GATEWAY_FLAGS_HELP}
 ${CONNECTION_FLAGS_HELP}
   -h, --help         show this help
+
+${NATS_SECURITY_HELP}
 
 Examples:
   toolbus call tell-joke topic=cats
@@ -174,13 +177,15 @@ export const command: CliCommand = {
       json: { type: 'boolean' },
       ...GATEWAY_FLAGS,
       ...CONNECTION_FLAGS,
+      ...NATS_SECURITY_FLAGS,
     });
     const [name, ...words] = positionals;
     if (!name) throw new UsageError('name the tool to call, e.g. toolbus call tell-joke topic=cats');
     let result: CallOutput;
     let privateBusNote: string | undefined;
     if (values.nats !== undefined || values.store !== undefined) {
-      const local = await openLocalTools({ nats: values.nats, store: values.store }, io);
+      const natsSecurity = NatsSecurity.fromFlags(values, io);
+      const local = await openLocalTools({ nats: values.nats, store: values.store, natsSecurity }, io);
       privateBusNote = local.privateBusNote;
       try {
         await local.settle(name); // a self-announced tool arrives just after the registry starts
@@ -208,7 +213,7 @@ export const command: CliCommand = {
     if (result.code === 'unavailable' && privateBusNote) {
       io.stderr.write(`note: ${privateBusNote}, or leave out --store to call through the running toolbus\n`);
     } else if (result.isError) {
-      const hint = unavailableServiceHint(result, values.nats);
+      const hint = unavailableServiceHint(result, values.nats && displayNatsUrl(values.nats));
       if (hint) io.stderr.write(`hint: ${hint}\n`);
     }
     return result.isError ? ExitCode.Error : ExitCode.Ok;

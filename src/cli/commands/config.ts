@@ -15,6 +15,7 @@ import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../ar
 import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js';
 import { checkConfigItem, toolsUsingService } from '../config-check.js';
 import { configStorePath, describeStore, openConfigStore } from '../connect.js';
+import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
 
 /**
  * The config types toolbus reads. `put` refuses other types unless `--any-type` is given, so a typo
@@ -51,6 +52,8 @@ Options:
   --json             machine-readable output
 ${CONNECTION_FLAGS_HELP}
 
+${NATS_SECURITY_HELP}
+
 put checks tool-service items (and the tools that use them), the type of tool items, and tool items
 of type tool-service against their service, as the registry will. An item the registry would skip
 is not stored: put says why and exits 1 (--force stores it anyway). Warnings (e.g. a tool whose
@@ -85,6 +88,7 @@ Other tool types (field 'type' of a tool item): text-completion, prompt, functio
 
 const FLAGS = {
   ...CONNECTION_FLAGS,
+  ...NATS_SECURITY_FLAGS,
   type: { type: 'string' },
   key: { type: 'string' },
   value: { type: 'string' },
@@ -152,7 +156,11 @@ export const command: CliCommand = {
       }
     }
 
-    const flags = { nats: values.nats, store: values.store };
+    const flags = {
+      nats: values.nats,
+      store: values.store,
+      natsSecurity: NatsSecurity.fromFlags(values, io),
+    };
     // Reading must not create a file: a mistyped --store would otherwise be created (with its folders)
     // and reported as an empty store, hiding the typo.
     const where = describeStore(flags, io);
@@ -165,6 +173,7 @@ export const command: CliCommand = {
     try {
       store = await openConfigStore(flags, io);
     } catch (error) {
+      if (error instanceof UsageError) throw error; // an unreadable --nats-creds file: exit 2, with usage
       return fail(io, error);
     }
     try {

@@ -9,6 +9,7 @@ import { ExitCode, UsageError } from '../command.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { openConfigStore } from '../connect.js';
 import { openLocalTools } from '../local-tools.js';
+import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
 
 const help = `Usage: toolbus mcp serve [--nats URL | --store PATH]
        toolbus mcp import <id> [--prefix P] [--include a,b] [--overwrite] [--nats URL | --store PATH]
@@ -29,6 +30,8 @@ Options:
   --overwrite        replace tool items that already exist (default: leave them)
 ${CONNECTION_FLAGS_HELP}
   -h, --help         show this help
+
+${NATS_SECURITY_HELP}
 
 Examples:
   export TOOLBUS_ALLOW_COMMANDS='npx -y @modelcontextprotocol/server-everything'
@@ -54,10 +57,11 @@ function waitForEnd(io: CliIO): Promise<void> {
 }
 
 async function serve(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { ...CONNECTION_FLAGS });
+  const { values, positionals } = parseCommandArgs(argv, { ...CONNECTION_FLAGS, ...NATS_SECURITY_FLAGS });
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const natsSecurity = NatsSecurity.fromFlags(values, io);
   const { serveMcpStdio } = await importLeaf('mcp', () => import('../../adapters/mcp/index.js'));
-  const local = await openLocalTools(values, io);
+  const local = await openLocalTools({ nats: values.nats, store: values.store, natsSecurity }, io);
   try {
     for (const problem of local.problems())
       io.stderr.write(`toolbus mcp serve: ${problem.key}: ${problem.message}\n`);
@@ -87,13 +91,15 @@ async function importTools(argv: string[], io: CliIO): Promise<number> {
     overwrite: { type: 'boolean' },
     json: { type: 'boolean' },
     ...CONNECTION_FLAGS,
+    ...NATS_SECURITY_FLAGS,
   });
   const [id, extra] = positionals;
   if (!id)
     throw new UsageError("missing the server id: 'toolbus mcp import <id>' (the key of an mcp/<id> item)");
   if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`);
   const { importMcpTools } = await importLeaf('mcp', () => import('../../adapters/mcp/index.js'));
-  const store = await openConfigStore(values, io);
+  const natsSecurity = NatsSecurity.fromFlags(values, io);
+  const store = await openConfigStore({ nats: values.nats, store: values.store, natsSecurity }, io);
   try {
     const include = values.include
       ?.split(',')

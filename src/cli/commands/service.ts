@@ -10,6 +10,7 @@ import { createMetricsListener, type MetricsListener } from '../../gateway/index
 import { ToolbusMetrics } from '../../observability/index.js';
 import { importServiceFactory, startServices, type ServiceInstance } from '../service-module.js';
 import { startTracingSdk } from '../tracing-sdk.js';
+import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity, displayNatsUrl } from '../nats-security.js';
 
 const help = `Usage: toolbus service <module> --nats URL [--replicas N] [--metrics-port PORT]
                        [--log-level LEVEL]
@@ -46,6 +47,8 @@ Options:
                      lines on one
   -h, --help         show this help
 
+${NATS_SECURITY_HELP}
+
 Environment:
   OTEL_EXPORTER_OTLP_ENDPOINT
                      export OpenTelemetry traces over OTLP (npm install @opentelemetry/sdk-node;
@@ -67,6 +70,7 @@ export const command: CliCommand = {
       replicas: { type: 'string' },
       'metrics-port': { type: 'string' },
       'log-level': { type: 'string' },
+      ...NATS_SECURITY_FLAGS,
     });
     const [specifier] = positionals;
     if (!specifier)
@@ -84,12 +88,13 @@ export const command: CliCommand = {
       throw new UsageError(`--replicas must be a positive integer`);
     const metricsText = values['metrics-port'];
     const metricsPort = metricsText === undefined ? undefined : parsePortFlag('--metrics-port', metricsText);
+    const natsSecurity = NatsSecurity.fromFlags(values, io);
     const logger = cliLogger(io, values['log-level']);
     try {
       // Before the module loads and serves: a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
       const tracing = await startTracingSdk(io, 'toolbus-service');
       const factory = await importServiceFactory(specifier, io.cwd);
-      const bus = await openBus({ nats }, io, logBusStatus(logger, 'the bus'));
+      const bus = await openBus({ nats, natsSecurity }, io, logBusStatus(logger, 'the bus'));
       let services: ServiceInstance[] = [];
       let metricsListener: MetricsListener | undefined;
       try {
@@ -116,7 +121,7 @@ export const command: CliCommand = {
         }
         if (tracing) io.stdout.write(`traces: ${tracing.description}\n`);
         io.stdout.write(
-          `service '${specifier}' running (${replicas} replica${replicas > 1 ? 's' : ''}) on ${nats}\n`,
+          `service '${specifier}' running (${replicas} replica${replicas > 1 ? 's' : ''}) on ${displayNatsUrl(nats)}\n`,
         );
         logger.info(
           { event: 'start', module: specifier, replicas, services: services.map((s) => s.id) },

@@ -13,6 +13,7 @@ import {
 import { gatewayFetch, gatewayTarget, type GatewayTarget } from '../gateway-client.js';
 import type { GatewayProblem } from '../../gateway/index.js';
 import { openLocalTools } from '../local-tools.js';
+import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
 
 interface ToolInfo {
   name: string;
@@ -29,6 +30,8 @@ Options:
 ${GATEWAY_FLAGS_HELP}
 ${CONNECTION_FLAGS_HELP}
   -h, --help         show this help
+
+${NATS_SECURITY_HELP}
 
 Examples:
   toolbus tools
@@ -94,11 +97,13 @@ export const command: CliCommand = {
       json: { type: 'boolean' },
       ...GATEWAY_FLAGS,
       ...CONNECTION_FLAGS,
+      ...NATS_SECURITY_FLAGS,
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     let tools: ToolInfo[];
     if (values.nats !== undefined || values.store !== undefined) {
-      const local = await openLocalTools({ nats: values.nats, store: values.store }, io);
+      const natsSecurity = NatsSecurity.fromFlags(values, io);
+      const local = await openLocalTools({ nats: values.nats, store: values.store, natsSecurity }, io);
       try {
         await local.settle(); // self-announced tools arrive just after the registry starts
         tools = local.tools

@@ -12,6 +12,7 @@ import { ensureTokenFile } from '../token-file.js';
 import { startTracingSdk } from '../tracing-sdk.js';
 import { AUDIT_FLAGS, AUDIT_FLAGS_HELP, parseAuditFlags } from '../audit-setup.js';
 import { cliLogger } from '../logger.js';
+import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
 
 const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--store PATH] [--no-examples]
                   [--service MODULE ... [--watch]] [--allowed-hosts NAMES]
@@ -60,6 +61,8 @@ Options:
                      module that fails to load keeps the old instance running
 ${AUDIT_FLAGS_HELP}
   -h, --help         show this help
+
+${NATS_SECURITY_HELP}
 
 Environment:
   TOOLBUS_TOKEN      bearer token the gateway requires (default: the one in $TOOLBUS_HOME/token)
@@ -231,6 +234,7 @@ export const command: CliCommand = {
       'metrics-port': { type: 'string' },
       'log-level': { type: 'string' },
       ...AUDIT_FLAGS,
+      ...NATS_SECURITY_FLAGS,
     });
     // A stray word (e.g. a port without --port) would otherwise be ignored and the defaults used.
     if (positionals.length > 0) {
@@ -249,6 +253,7 @@ export const command: CliCommand = {
     const allowedHosts = parseList(values['allowed-hosts']);
     const allowedOrigins = parseOrigins(values['allowed-origins']);
     const audit = parseAuditFlags(values); // before gatewayAuth, which may write the token file
+    const natsSecurity = NatsSecurity.fromFlags(values, io);
     const auth = gatewayAuth(io, host, values['no-auth'] === true, allowedHosts);
     const logger = cliLogger(io, values['log-level'], { hold: true });
     try {
@@ -258,6 +263,7 @@ export const command: CliCommand = {
       const system = await startSystem(
         {
           nats: values.nats,
+          natsSecurity,
           store: values.store,
           examples: !values['no-examples'],
           serviceModules,
