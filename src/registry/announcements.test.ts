@@ -5,11 +5,13 @@ import { MemoryConfigStore } from '../config/index.js';
 import {
   DynamicToolService,
   TOOL_DESCRIPTORS_TOPIC,
+  ToolServiceClientCache,
   decodeAnnouncement,
   startAnnouncer,
 } from '../services/index.js';
 import type { DynamicToolServiceAnnounceOptions } from '../services/index.js';
 import { ToolRegistry } from './index.js';
+import type { ToolRegistryOptions } from './index.js';
 
 const tellJoke = {
   name: 'tell-joke',
@@ -20,10 +22,34 @@ const tellJoke = {
 /** Lets queued bus deliveries (microtasks) and their follow-ups run. */
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function setup(t: { after: (fn: () => unknown) => void }, options: { now?: () => number } = {}) {
+/** A junk announcement: service `junk-<i>` with one tool, as any bus peer may send. */
+const junk = (i: number, ttlMs = 600_000) =>
+  JSON.stringify({
+    kind: 'announce',
+    instance: `junk-${i}-1`,
+    'ttl-ms': ttlMs,
+    service: {
+      id: `junk-${i}`,
+      'request-queue': `request:tg:junk-${i}`,
+      'response-queue': `response:tg:junk-${i}`,
+    },
+    tools: [{ name: `junk-tool-${i}`, description: 'junk', arguments: [] }],
+  });
+
+async function setup(
+  t: { after: (fn: () => unknown) => void },
+  options:
+    | Omit<ToolRegistryOptions, 'store' | 'bus'>
+    | ((bus: MemoryBus) => Omit<ToolRegistryOptions, 'store' | 'bus'>) = {},
+) {
   const bus = new MemoryBus();
   const store = new MemoryConfigStore();
-  const registry = new ToolRegistry({ store, bus, debounceMs: 1, ...options });
+  const registry = new ToolRegistry({
+    store,
+    bus,
+    debounceMs: 1,
+    ...(typeof options === 'function' ? options(bus) : options),
+  });
   const services: DynamicToolService[] = [];
   const startService = async (announce: Partial<DynamicToolServiceAnnounceOptions> = {}, reply = 'joke') => {
     const service = new DynamicToolService({
@@ -270,5 +296,103 @@ describe('self-announcing services', () => {
     await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(f.names(), ['tell-joke']);
     assert.deepEqual(warnings, []);
+  });
+});
+
+describe('announcements cannot stall a registry', () => {
+  test('good tools stay listed and callable during a flood of junk services; what is kept is capped', async (t) => {
+    const f = await setup(t, { announcementLimits: { maxServices: 20 } });
+    await f.registry.start();
+    await f.startService();
+    await f.settle();
+    let calls = 0;
+    for (let batch = 0; batch < 20; batch++) {
+      for (let i = batch * 200; i < (batch + 1) * 200; i++)
+        void f.bus.publish(TOOL_DESCRIPTORS_TOPIC, junk(i));
+      await flush();
+      const result = await f.registry.tools.call('tell-joke', { topic: `batch ${batch}` });
+      assert.deepEqual([result.isError, result.content], [false, `joke about batch ${batch}`]);
+      calls++;
+    }
+    await f.registry.refresh();
+    assert.equal(calls, 20);
+    assert.ok(f.registry.tools.get('tell-joke'), 'the good tool is still listed');
+    const services = f.registry.announcedInstances();
+    assert.equal(services.size, 20, 'the good service and the first 19 junk ones');
+    assert.ok(services.has('joke-service'));
+    assert.equal(f.names().length, 20);
+    const problems = f.registry.problems();
+    assert.ok(problems.length <= 102, `problems are bounded, got ${problems.length}`);
+    const summary = problems.find((p) => p.key === 'announced' && /by reason/.test(p.message));
+    assert.match(summary?.message ?? '', /by reason: 3881 services/, '4000 - 19 kept - 100 listed');
+  });
+
+  test('a ttl-ms of 1e308 is kept only for maxTtlMs after its last announcement, and reported', async (t) => {
+    mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
+    t.after(() => mock.timers.reset());
+    let clock = 1_000_000;
+    const f = await setup(t, { now: () => clock, announcementLimits: { maxTtlMs: 5_000 } });
+    const advance = async (ms: number) => {
+      for (let done = 0; done < ms; done += 100) {
+        clock += 100;
+        mock.timers.tick(100);
+        await flush();
+      }
+      await f.registry.refresh();
+    };
+    await f.registry.start();
+    await f.bus.publish(TOOL_DESCRIPTORS_TOPIC, junk(1, 1e308));
+    await f.settle();
+    assert.deepEqual(f.names(), ['junk-tool-1']);
+    const problem = f.registry.problems().find((p) => p.key === 'announced/junk-1');
+    assert.equal(problem?.severity, 'warning');
+    assert.match(
+      problem!.message,
+      /'ttl-ms' \(1e\+308\) is over the cap of 5000 ms \(announcementLimits\.maxTtlMs\)/,
+    );
+    await advance(4_900);
+    assert.deepEqual(f.names(), ['junk-tool-1']);
+    await advance(200);
+    assert.deepEqual(f.names(), [], 'it stopped announcing, so it went after maxTtlMs');
+  });
+
+  test('announcementLimits must be positive integers', () => {
+    const store = new MemoryConfigStore();
+    const bus = new MemoryBus();
+    for (const [name, value] of [
+      ['maxServices', 0],
+      ['maxBytes', -1],
+      ['maxTtlMs', Number.NaN],
+      ['maxTools', 1.5],
+      ['maxInstancesPerService', Infinity],
+    ] as const) {
+      assert.throws(() => new ToolRegistry({ store, bus, announcementLimits: { [name]: value } }), {
+        code: 'usage',
+        message: new RegExp(`option 'announcementLimits\\.${name}' must be a positive integer`),
+      });
+    }
+  });
+
+  test('the clients of announced services that went are closed and forgotten, not piled up', async (t) => {
+    let clients!: ToolServiceClientCache;
+    const f = await setup(t, (bus) => ({ clients: (clients = new ToolServiceClientCache(bus)) }));
+    t.after(() => clients.close());
+    await f.registry.start();
+    await f.startService();
+    await f.settle();
+    for (let i = 0; i < 50; i++) {
+      await f.bus.publish(TOOL_DESCRIPTORS_TOPIC, junk(i));
+      await f.settle();
+      assert.ok(f.registry.tools.get(`junk-tool-${i}`));
+      await f.bus.publish(
+        TOOL_DESCRIPTORS_TOPIC,
+        JSON.stringify({ kind: 'goodbye', instance: `junk-${i}-1` }),
+      );
+      await f.settle();
+    }
+    assert.deepEqual(f.names(), ['tell-joke']);
+    assert.equal(clients.size, 1, "only the live service's client is left");
+    const result = await f.registry.tools.call('tell-joke', { topic: 'churn' });
+    assert.deepEqual([result.isError, result.content], [false, 'joke about churn']);
   });
 });

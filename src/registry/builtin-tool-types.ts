@@ -34,6 +34,8 @@ export function toolServiceToolType(clients: () => ToolServiceClientCache | unde
     const withName = descriptor['name'] === undefined ? { ...descriptor, name: ctx.key } : descriptor;
     const { tool, warnings } = createToolServiceTool({
       clients: cache,
+      // Announced services come and go: the client goes with the last tool that uses it.
+      signal: ctx.signal,
       // The config key is the service's id (TrustGraph keys services by it): tools refer to the key, so
       // it wins over a different `id` in the item (the registry reports that mismatch as a warning).
       service:

@@ -4,11 +4,12 @@
 export { ToolRegistry } from './tool-registry.js';
 export type { RegistryChange } from './tool-registry.js';
 export {
+  DEFAULT_ANNOUNCEMENT_LIMITS,
   DEFAULT_REGISTRY_BUILD_TIMEOUT_MS,
   DEFAULT_REGISTRY_DEBOUNCE_MS,
   DEFAULT_REGISTRY_RETRY_MS,
 } from './tool-registry-options.js';
-export type { ToolRegistryOptions } from './tool-registry-options.js';
+export type { AnnouncementLimitsOptions, ToolRegistryOptions } from './tool-registry-options.js';
 export { ProblemSeverity } from './tool-type.js';
 export type { ToolTypeFactory, ToolTypeContext, RegistryProblem } from './tool-type.js';
 export { textCompletionToolType, promptToolType, renderTemplate } from './model-tools.js';

@@ -58,4 +58,61 @@ describe('RebuildScheduler', () => {
     mock.timers.tick(25);
     assert.equal(r.runs(), 1);
   });
+
+  test('a scheduled rebuild is spaced from the last one by its work; a run() asked for is not', async (t) => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    t.after(() => mock.timers.reset());
+    let runs = 0;
+    let work = 0;
+    const scheduler = new RebuildScheduler(
+      () => {
+        runs++;
+        return Promise.resolve(work);
+      },
+      { debounceMs: 10, signal: new AbortController().signal },
+    );
+    work = 100; // ms of its own work: the next scheduled one waits about 4 × 100 ms
+    await scheduler.run();
+    scheduler.schedule();
+    mock.timers.tick(390);
+    assert.equal(runs, 1);
+    mock.timers.tick(20);
+    await flush();
+    assert.equal(runs, 2);
+
+    work = 0;
+    await scheduler.run();
+    assert.equal(runs, 3, 'run() does not wait');
+    work = 1_000_000; // spaced at most MAX_REBUILD_SPACING_MS
+    await scheduler.run();
+    scheduler.schedule();
+    mock.timers.tick(1_001);
+    await flush();
+    assert.equal(runs, 5);
+  });
+
+  test('a scheduled rebuild that comes due while one runs is spaced from its end, not run right after', async (t) => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    t.after(() => mock.timers.reset());
+    const finishers: (() => void)[] = [];
+    let runs = 0;
+    const scheduler = new RebuildScheduler(
+      () => {
+        runs++;
+        return new Promise<number>((resolve) => finishers.push(() => resolve(50)));
+      },
+      { debounceMs: 10, signal: new AbortController().signal },
+    );
+    const first = scheduler.run();
+    scheduler.schedule();
+    mock.timers.tick(10); // due while the first one runs
+    assert.equal(runs, 1);
+    finishers.shift()!();
+    await first;
+    mock.timers.tick(190);
+    assert.equal(runs, 1, 'spaced 4 × 50 ms from the end of the first');
+    mock.timers.tick(10);
+    assert.equal(runs, 2);
+    finishers.shift()!();
+  });
 });

@@ -55,6 +55,11 @@ export class ToolBuilder {
   readonly #options: ToolBuilderOptions;
   /** Builds still running (or finished after their timeout and not yet taken in), by source. */
   readonly #attempts = new Map<string, Attempt>();
+  /**
+   * The JSON of each item seen, by object: items and announcements are replaced, never changed in
+   * place, so checking thousands of unchanged tools costs no `JSON.stringify` each per rebuild.
+   */
+  readonly #json = new WeakMap<object, string>();
 
   constructor(options: ToolBuilderOptions) {
     this.#options = options;
@@ -69,10 +74,9 @@ export class ToolBuilder {
    * comes back as `{ error }`.
    */
   async build(source: ToolSource, previous: BuiltTool | undefined): Promise<BuildResult> {
-    const descriptorJson = JSON.stringify(source.descriptor);
+    const descriptorJson = this.#jsonOf(source.descriptor)!;
     const unchanged = (b: { descriptorJson: string; lookups: BuiltTool['lookups'] }): boolean =>
-      b.descriptorJson === descriptorJson &&
-      [...b.lookups.values()].every((l) => jsonOf(source.lookup(l.type, l.key)) === l.json);
+      this.#unchanged(b, descriptorJson, source);
     if (previous && unchanged(previous)) return { built: previous };
     let attempt = this.#attempts.get(source.source);
     if (attempt && !unchanged(attempt)) {
@@ -93,6 +97,15 @@ export class ToolBuilder {
           'tools were applied without it, and it goes live when its build finishes',
       ),
     };
+  }
+
+  /**
+   * `previous` when its item and everything it looked up are unchanged, so it needs no build; else
+   * undefined. Synchronous: the registry checks every tool of a rebuild with it.
+   */
+  reusable(source: ToolSource, previous: BuiltTool | undefined): BuiltTool | undefined {
+    if (!previous) return undefined;
+    return this.#unchanged(previous, this.#jsonOf(source.descriptor)!, source) ? previous : undefined;
   }
 
   /** Gives up on the builds still running for sources not in `wanted` (their item changed or went). */
@@ -125,7 +138,7 @@ export class ToolBuilder {
       signal: controller.signal,
       lookup: (type, itemKey) => {
         const value = lookup(type, itemKey);
-        lookups.set(`${type}/${itemKey}`, { type, key: itemKey, json: jsonOf(value) });
+        lookups.set(`${type}/${itemKey}`, { type, key: itemKey, json: this.#jsonOf(value) });
         try {
           assertConfigAllowed(allowlist, type, itemKey, value);
         } catch (error) {
@@ -176,16 +189,32 @@ export class ToolBuilder {
     return attempt;
   }
 
+  #unchanged(
+    built: { descriptorJson: string; lookups: BuiltTool['lookups'] },
+    descriptorJson: string,
+    source: ToolSource,
+  ): boolean {
+    if (built.descriptorJson !== descriptorJson) return false;
+    for (const l of built.lookups.values()) {
+      if (this.#jsonOf(source.lookup(l.type, l.key)) !== l.json) return false;
+    }
+    return true;
+  }
+
+  #jsonOf(value: JsonValue | undefined): string | undefined {
+    if (value === undefined) return undefined;
+    if (value === null || typeof value !== 'object') return JSON.stringify(value);
+    let json = this.#json.get(value);
+    if (json === undefined) this.#json.set(value, (json = JSON.stringify(value)));
+    return json;
+  }
+
   #drop(source: string, attempt: Attempt): void {
     if (this.#attempts.get(source) === attempt) this.#attempts.delete(source);
     clearTimeout(attempt.timer);
     attempt.controller.abort();
     attempt.wake();
   }
-}
-
-function jsonOf(value: JsonValue | undefined): string | undefined {
-  return value === undefined ? undefined : JSON.stringify(value);
 }
 
 function unknownType(type: string, key: string, known: string[]): ToolbusError {

@@ -22,6 +22,60 @@ export const DEFAULT_REGISTRY_RETRY_MS = 1_000;
  */
 export const DEFAULT_REGISTRY_BUILD_TIMEOUT_MS = 30_000;
 
+/**
+ * What the registry takes from the `tool-descriptors` topic, at most: any bus peer may announce, so
+ * these keep a flood of announcements from stalling the registry or filling its memory. Every field is
+ * optional; see {@link DEFAULT_ANNOUNCEMENT_LIMITS}.
+ *
+ * An announcement over a cap is refused (not kept; an instance already kept stays as it was), counted,
+ * and reported once per service in `ToolRegistry.problems()` (key `announced/<service id>`, a warning
+ * with code `too-large`); at most 100 services are listed there, the refusals of any others are counted
+ * under key `announced`.
+ */
+export interface AnnouncementLimitsOptions {
+  /**
+   * The largest announcement body parsed, in bytes; a larger one is dropped unread (counted under key
+   * `announced`). @default DEFAULT_ANNOUNCEMENT_LIMITS.maxBytes (262 144, 256 KiB)
+   */
+  maxBytes?: number;
+  /** The most tools one announcement may carry. @default DEFAULT_ANNOUNCEMENT_LIMITS.maxToolsPerAnnouncement (256) */
+  maxToolsPerAnnouncement?: number;
+  /**
+   * The most live instances one service may have; a heartbeat of a kept instance is always taken.
+   * @default DEFAULT_ANNOUNCEMENT_LIMITS.maxInstancesPerService (1000)
+   */
+  maxInstancesPerService?: number;
+  /** The most distinct services announced at once. @default DEFAULT_ANNOUNCEMENT_LIMITS.maxServices (10 000) */
+  maxServices?: number;
+  /**
+   * The most distinct announced tools (by service and name) kept at once: each one is built into the
+   * tool set. @default DEFAULT_ANNOUNCEMENT_LIMITS.maxTools (10 000)
+   */
+  maxTools?: number;
+  /**
+   * The most bytes of announcement bodies kept at once, over every instance: the bound on what
+   * announcements hold in memory. @default DEFAULT_ANNOUNCEMENT_LIMITS.maxTotalBytes (67 108 864, 64 MiB)
+   */
+  maxTotalBytes?: number;
+  /**
+   * The longest time-to-live taken, in ms: an announcement asking for more is kept, for this long
+   * after each heartbeat, and reported (a `ttl-ms` of 1e308 would otherwise never lapse). Non-finite,
+   * zero or negative ones are refused as malformed. @default DEFAULT_ANNOUNCEMENT_LIMITS.maxTtlMs (3 600 000, 1 h)
+   */
+  maxTtlMs?: number;
+}
+
+/** The default {@link AnnouncementLimitsOptions}. */
+export const DEFAULT_ANNOUNCEMENT_LIMITS: Readonly<Required<AnnouncementLimitsOptions>> = Object.freeze({
+  maxBytes: 256 * 1024,
+  maxToolsPerAnnouncement: 256,
+  maxInstancesPerService: 1_000,
+  maxServices: 10_000,
+  maxTools: 10_000,
+  maxTotalBytes: 64 * 1024 * 1024,
+  maxTtlMs: 3_600_000,
+});
+
 /** Options of `ToolRegistry`. */
 export interface ToolRegistryOptions {
   /** Where the `tool`, `tool-service`, `mcp`, `prompt` … items live. */
@@ -40,11 +94,18 @@ export interface ToolRegistryOptions {
   toolTypes?: Record<string, ToolTypeFactory>;
   /** Listen to self-announcing services on the bus. @default true when `bus` is given */
   announcements?: boolean;
+  /** Caps on what announcements may make the registry keep. @default DEFAULT_ANNOUNCEMENT_LIMITS */
+  announcementLimits?: AnnouncementLimitsOptions;
   /** Options of every ToolSet the registry builds (timeouts, output cap, hooks). @default {} */
   toolSetOptions?: ToolSetOptions;
   /** Clients for `tool-service` tools; share one cache between registries. @default a cache of its own */
   clients?: ToolServiceClientCache;
-  /** Changes arriving within this time are applied together. @default DEFAULT_REGISTRY_DEBOUNCE_MS (25) */
+  /**
+   * Changes arriving within this time are applied together. After a costly rebuild (thousands of
+   * announced tools) the next one waits longer: 4 times that rebuild's own work, up to 1 s, so a stream
+   * of changes cannot keep the registry rebuilding. `refresh()` never waits.
+   * @default DEFAULT_REGISTRY_DEBOUNCE_MS (25)
+   */
   debounceMs?: number;
   /**
    * Wait before re-watching a failed store; a positive number of ms (the constructor throws
@@ -83,6 +144,8 @@ export interface ResolvedToolRegistryOptions {
   allowlist: Required<ConfigAllowlist>;
   /** Whether the registry listens to announcements (only with a bus). */
   announcements: boolean;
+  /** Every cap, defaults applied. */
+  announcementLimits: Required<AnnouncementLimitsOptions>;
 }
 
 /**
@@ -113,5 +176,18 @@ export function resolveToolRegistryOptions(options: ToolRegistryOptions): Resolv
     now: options.now ?? Date.now,
     allowlist: { commands: [...(allowlist.commands ?? [])], env: [...(allowlist.env ?? [])] },
     announcements: options.bus !== undefined && (options.announcements ?? true),
+    announcementLimits: resolveAnnouncementLimits(options.announcementLimits ?? {}),
   };
+}
+
+/** Applies the defaults and checks every cap: a positive integer, else `usage` naming the option. */
+function resolveAnnouncementLimits(limits: AnnouncementLimitsOptions): Required<AnnouncementLimitsOptions> {
+  const owner = 'ToolRegistry';
+  const resolved = { ...DEFAULT_ANNOUNCEMENT_LIMITS };
+  for (const name of Object.keys(resolved) as (keyof AnnouncementLimitsOptions)[]) {
+    resolved[name] = numberOption(owner, `announcementLimits.${name}`, limits[name], resolved[name], {
+      integer: true,
+    });
+  }
+  return resolved;
 }

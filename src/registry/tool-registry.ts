@@ -2,6 +2,8 @@
  * @module `ToolRegistry`: turns config items (and self-announced services) into a live tool set that
  * follows every change without a restart.
  */
+// Imported, not the global: `globalThis.performance` is a lazy getter, read on every use.
+import { performance } from 'node:perf_hooks';
 import { abortError, raceSignal } from '../errors/index.js';
 import { ToolServiceClientCache } from '../services/index.js';
 import { LiveToolSet, onAbort } from '../tools/index.js';
@@ -14,8 +16,19 @@ import { RebuildScheduler } from './rebuild-scheduler.js';
 import { closedError } from './registry-errors.js';
 import { ToolBuilder } from './tool-builder.js';
 import { resolveToolRegistryOptions, type ToolRegistryOptions } from './tool-registry-options.js';
-import { planToolSet, toolSources, type AnnouncedServices, type BuiltTool } from './tool-set-plan.js';
+import {
+  eachToolSource,
+  planToolSetSteps,
+  type AnnouncedServices,
+  type AnnouncedSourceCache,
+  type BuildResult,
+  type BuiltTool,
+  type ToolSource,
+} from './tool-set-plan.js';
 import type { RegistryProblem, ToolTypeFactory } from './tool-type.js';
+
+/** A rebuild checking many tools gives the event loop a turn after this long, in ms. */
+const REBUILD_SLICE_MS = 5;
 
 /** What {@link ToolRegistry.onChange} listeners receive after the tool set changed. */
 export interface RegistryChange {
@@ -73,6 +86,7 @@ export class ToolRegistry {
   readonly #rebuilds: RebuildScheduler;
   /** The builds of the live set, by source. */
   #built = new Map<string, BuiltTool>();
+  readonly #sourceCache: AnnouncedSourceCache = new WeakMap();
   #problems: RegistryProblem[] = [];
   readonly #listeners = new Set<(change: RegistryChange) => void>();
   #started: Promise<void> | undefined;
@@ -99,7 +113,12 @@ export class ToolRegistry {
     this.#mirror = new ConfigMirror(options.store, { retryMs: resolved.retryMs, signal, onChange: changed });
     this.#announcements =
       options.bus && resolved.announcements
-        ? new AnnouncementTracker(options.bus, { now: resolved.now, signal, onChange: changed })
+        ? new AnnouncementTracker(options.bus, {
+            now: resolved.now,
+            signal,
+            onChange: changed,
+            limits: resolved.announcementLimits,
+          })
         : undefined;
     this.#builder = new ToolBuilder({
       factories: toolFactories(options, () => this.#clients),
@@ -206,33 +225,73 @@ export class ToolRegistry {
 
   #announcedServices = (): AnnouncedServices => this.#announcements?.services() ?? new Map();
 
-  /** Builds every tool (concurrently), decides the new set, and swaps it in. */
-  async #build(): Promise<void> {
-    if (this.#abort.signal.aborted) return;
-    const sources = toolSources(this.#mirror, this.#announcedServices);
-    const results = await Promise.all(
-      sources.map(async (source) => ({
-        ...source,
-        result: await this.#builder.build(source, this.#built.get(source.source)),
-      })),
-    );
-    const plan = planToolSet(this.#mirror, results, this.#built);
+  /**
+   * Builds every tool (concurrently), decides the new set, and swaps it in. Resolves with its own work
+   * in ms (the scheduler spaces rebuilds by it). A rebuild over thousands of tools (a flood of
+   * announced services) gives the event loop a turn whenever it has worked {@link REBUILD_SLICE_MS}, so
+   * calls and the bus keep flowing; a small one runs in one go.
+   */
+  async #build(): Promise<number> {
+    const signal = this.#abort.signal;
+    if (signal.aborted) return 0;
+    let work = 0;
+    let sliceStart = performance.now();
+    const due = (): boolean => performance.now() - sliceStart >= REBUILD_SLICE_MS;
+    /** Ends this slice of work: other callbacks run before the rebuild goes on. */
+    const slice = async (): Promise<void> => {
+      work += performance.now() - sliceStart;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    };
+    const sources: ToolSource[] = [];
+    const results: (ToolSource & { result: BuildResult })[] = [];
+    const builds: Promise<void>[] = [];
+    for (const source of eachToolSource(this.#mirror, this.#announcedServices, this.#sourceCache)) {
+      if (signal.aborted) break;
+      const i = sources.push(source) - 1;
+      const previous = this.#built.get(source.source);
+      const reused = this.#builder.reusable(source, previous);
+      if (reused) {
+        results[i] = { ...source, result: { built: reused } };
+      } else {
+        const build = this.#builder.build(source, previous);
+        builds.push(build.then((result) => void (results[i] = { ...source, result })));
+      }
+      if (due()) await slice();
+    }
+    work += performance.now() - sliceStart;
+    await Promise.all(builds);
+    sliceStart = performance.now();
+    if (signal.aborted) {
+      for (const entry of results) {
+        const built = entry && 'built' in entry.result ? entry.result.built : undefined;
+        if (built && this.#built.get(entry.source) !== built) built.controller.abort();
+      }
+      return work;
+    }
+    const steps = planToolSetSteps(this.#mirror, results, this.#built);
+    let step = steps.next();
+    while (!step.done) {
+      if (due()) await slice();
+      step = steps.next();
+    }
+    const plan = step.value;
+    if (due()) await slice();
     for (const built of plan.unused) built.controller.abort();
+    if (signal.aborted) {
+      for (const [source, built] of plan.built)
+        if (this.#built.get(source) !== built) built.controller.abort();
+      return work;
+    }
     for (const source of plan.outvoted) this.#builder.drop(source);
     this.#builder.keepOnly(new Set(sources.map((s) => s.source)));
-
-    if (this.#abort.signal.aborted) {
-      for (const [source, built] of plan.built) {
-        if (this.#built.get(source) !== built) built.controller.abort();
-      }
-      return;
-    }
     for (const built of plan.retired) {
       built.controller.abort(new Error(`tool '${built.tool.name}' left the registry`));
     }
     this.#built = plan.built;
     this.#problems = plan.problems;
     this.#swap(plan.tools);
+    return work + performance.now() - sliceStart;
   }
 
   /** Makes `tools` the live set, unless it already is, and tells the listeners. */
@@ -241,6 +300,7 @@ export class ToolRegistry {
     const same = before.length === tools.length && before.every((t, i) => t === tools[i]);
     if (same) return;
     const set = this.tools.replace(tools);
+    if (this.#listeners.size === 0) return;
     const beforeNames = new Set(before.map((t) => t.name));
     const afterNames = new Set(tools.map((t) => t.name));
     const change: RegistryChange = {

@@ -93,32 +93,57 @@ export function configLookup(config: ConfigSnapshot, announced: () => AnnouncedS
 }
 
 /**
+ * The sources of announced services already made, by service entry: reused while an entry is unchanged
+ * (the announcement tracker replaces an entry when it changes), so an unchanged service's tools keep
+ * the same descriptor objects from one rebuild to the next. Only valid for one config and one
+ * `announced` function.
+ */
+export type AnnouncedSourceCache = WeakMap<AnnouncedService, readonly ToolSource[]>;
+
+/**
  * The tools to build, in the order they are added: every `tool` item by key, then every announced tool
  * by service id and name. An announced tool looks up its own service first (announced tools always
  * use their own service), then the config.
  */
-export function toolSources(config: ConfigSnapshot, announced: () => AnnouncedServices): ToolSource[] {
+export function toolSources(
+  config: ConfigSnapshot,
+  announced: () => AnnouncedServices,
+  cache?: AnnouncedSourceCache,
+): ToolSource[] {
+  return [...eachToolSource(config, announced, cache)];
+}
+
+/**
+ * {@link toolSources} one at a time, so that a caller going through thousands of them can pause in
+ * between. The items and services are the ones there at the first `next()`.
+ */
+export function* eachToolSource(
+  config: ConfigSnapshot,
+  announced: () => AnnouncedServices,
+  cache: AnnouncedSourceCache = new WeakMap(),
+): Generator<ToolSource, void, undefined> {
   const lookup = configLookup(config, announced);
-  const out: ToolSource[] = sorted(config.entries('tool')).map(([key, descriptor]) => ({
-    source: `tool/${key}`,
-    key,
-    descriptor,
-    lookup,
-  }));
-  for (const [serviceId, entry] of sorted(announced())) {
-    const own: Lookup = (type, key) =>
-      type === 'tool-service' && key === serviceId ? entry.service : lookup(type, key);
-    for (const [name, descriptor] of sorted(entry.tools)) {
-      out.push({
-        source: `announced/${serviceId}/${name}`,
-        key: name,
-        descriptor: { type: 'tool-service', service: serviceId, ...descriptor },
-        lookup: own,
-        announcedName: name,
-      });
-    }
+  const services = sorted(announced());
+  for (const [key, descriptor] of sorted(config.entries('tool'))) {
+    yield { source: `tool/${key}`, key, descriptor, lookup };
   }
-  return out;
+  for (const [serviceId, entry] of services) {
+    let sources = cache.get(entry);
+    if (!sources) cache.set(entry, (sources = announcedSources(serviceId, entry, lookup)));
+    yield* sources;
+  }
+}
+
+function announcedSources(serviceId: string, entry: AnnouncedService, lookup: Lookup): ToolSource[] {
+  const own: Lookup = (type, key) =>
+    type === 'tool-service' && key === serviceId ? entry.service : lookup(type, key);
+  return sorted(entry.tools).map(([name, descriptor]) => ({
+    source: `announced/${serviceId}/${name}`,
+    key: name,
+    descriptor: { type: 'tool-service', service: serviceId, ...descriptor },
+    lookup: own,
+    announcedName: name,
+  }));
 }
 
 /**
@@ -137,6 +162,21 @@ export function planToolSet(
   results: readonly (ToolSource & { result: BuildResult })[],
   previous: ReadonlyMap<string, BuiltTool>,
 ): ToolSetPlan {
+  const steps = planToolSetSteps(config, results, previous);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/**
+ * {@link planToolSet} in steps: it pauses before each result and each previous build, and returns the
+ * plan, so that a caller deciding over thousands of tools can let other work run in between.
+ */
+export function* planToolSetSteps(
+  config: ConfigSnapshot,
+  results: readonly (ToolSource & { result: BuildResult })[],
+  previous: ReadonlyMap<string, BuiltTool>,
+): Generator<void, ToolSetPlan, undefined> {
   const plan: ToolSetPlan = {
     tools: [],
     built: new Map(),
@@ -163,6 +203,7 @@ export function planToolSet(
   };
 
   for (const { source, lookup, result, announcedName } of results) {
+    yield;
     const owner = announcedName === undefined ? undefined : owners.get(announcedName);
     if (owner !== undefined && !owner.startsWith('announced/')) {
       // Built for nothing: release it, unless it is the one already live (retired below).
@@ -190,7 +231,10 @@ export function planToolSet(
     plan.problems.push(problem);
     if (usable) add(source, last);
   }
-  for (const [source, built] of previous) if (plan.built.get(source) !== built) plan.retired.push(built);
+  for (const [source, built] of previous) {
+    yield;
+    if (plan.built.get(source) !== built) plan.retired.push(built);
+  }
   return plan;
 }
 

@@ -27,3 +27,21 @@ test('an announcer with an infinite ttlMs fails at start instead of announcing w
     message: /ttlMs/,
   });
 });
+
+test('an announcer answers a short announce-request only; a long body is not parsed for one', async (t) => {
+  const bus = new MemoryBus();
+  const announcer = await startAnnouncer(bus, { service, ttlMs: 600_000, heartbeatMs: 300_000 });
+  t.after(async () => {
+    await announcer.stop();
+    await bus.close();
+  });
+  const kinds: string[] = [];
+  await bus.subscribe('tool-descriptors', (m) => void kinds.push(decodeAnnouncement(m.body).kind));
+  const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+  await bus.publish('tool-descriptors', JSON.stringify({ kind: 'announce-request', pad: 'x'.repeat(5_000) }));
+  await flush();
+  assert.deepEqual(kinds, ['announce-request']);
+  await bus.publish('tool-descriptors', JSON.stringify({ kind: 'announce-request', pad: 'x'.repeat(100) }));
+  await flush();
+  assert.deepEqual(kinds, ['announce-request', 'announce-request', 'announce']);
+});

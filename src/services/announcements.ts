@@ -18,7 +18,7 @@
  * arrives. Unknown kinds and extra fields are ignored, so the format can grow.
  */
 import { randomUUID } from 'node:crypto';
-import type { BusSubscription, MessageBus } from '../bus/index.js';
+import type { BusMessage, BusSubscription, MessageBus } from '../bus/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
 import { MAX_TIMER_MS } from '../tools/index.js';
 import { ToolbusError } from '../errors/index.js';
@@ -152,8 +152,7 @@ export async function startAnnouncer(bus: MessageBus, options: AnnouncerOptions)
     // spares parsing the body of all but the rare announce-request.
     const kind = message.properties['kind'];
     if (kind !== undefined && kind !== 'announce-request') return undefined;
-    const decoded = safeDecode(message.body);
-    if (decoded?.kind === 'announce-request') return announce().catch(onError);
+    if (isAnnounceRequest(message)) return announce().catch(onError);
     return undefined;
   });
   // Node runs a longer interval every millisecond instead; a heartbeat that rare is as good as none.
@@ -255,11 +254,20 @@ export function decodeAnnouncement(body: Uint8Array | string): Announcement {
   return { kind, instanceId, ttlMs, service, serviceDescriptor, tools: rawTools as JsonObject[] };
 }
 
-function safeDecode(body: Uint8Array): Announcement | undefined {
+/**
+ * An announce-request is a few bytes: a longer body is some instance's announcement, and any peer may
+ * flood the topic with those, so only short bodies are parsed, and only for their `kind`.
+ */
+const MAX_ANNOUNCE_REQUEST_BYTES = 4096;
+
+function isAnnounceRequest(message: BusMessage): boolean {
+  const text = message.text;
+  if ((text?.length ?? message.body.byteLength) > MAX_ANNOUNCE_REQUEST_BYTES) return false;
   try {
-    return decodeAnnouncement(body);
+    const value = JSON.parse(text ?? new TextDecoder().decode(message.body)) as unknown;
+    return (value as { kind?: unknown } | null)?.kind === 'announce-request';
   } catch {
-    return undefined;
+    return false;
   }
 }
 

@@ -15,9 +15,23 @@ export interface ToolServiceClientCacheOptions {
   hooks?: ToolServiceClientHooks;
 }
 
+/** How often clients let go of with calls in flight are checked, to close them once they have none. */
+const DRAIN_CHECK_MS = 1_000;
+
+/** One cached client and who holds it. */
+interface Entry {
+  readonly client: ToolServiceClient;
+  /** Holders that came through {@link ToolServiceClientCache.retain} and have not let go. */
+  holders: number;
+  /** Handed out by {@link ToolServiceClientCache.get}: kept until the cache closes. */
+  pinned: boolean;
+}
+
 /**
  * Creates clients on demand and keeps them, keyed by the canonical request and response queues, so the
- * tools of one service share one response subscription.
+ * tools of one service share one response subscription. A client handed out by {@link get} stays until
+ * {@link close}; one handed out by {@link retain} goes once its last holder lets go (a registry's
+ * announced services come and go: their clients must not pile up).
  *
  * @example
  * ```ts
@@ -29,7 +43,11 @@ export interface ToolServiceClientCacheOptions {
 export class ToolServiceClientCache {
   readonly #bus: MessageBus;
   readonly #options: ToolServiceClientCacheOptions;
-  readonly #clients = new Map<string, ToolServiceClient>();
+  readonly #clients = new Map<string, Entry>();
+  /** Clients let go of while calls were in flight: closed once they have none. */
+  readonly #draining = new Set<Entry>();
+  /** Checks the draining clients while there are any. */
+  #drainTimer: ReturnType<typeof setInterval> | undefined;
   #closed = false;
 
   constructor(bus: MessageBus, options: ToolServiceClientCacheOptions = {}) {
@@ -52,6 +70,39 @@ export class ToolServiceClientCache {
    * @throws ToolbusError `invalid-config` for a malformed queue name, `closed` after {@link close}.
    */
   get(requestQueue: string, responseQueue: string): ToolServiceClient {
+    const entry = this.#entry(this.#key(requestQueue, responseQueue), requestQueue, responseQueue);
+    entry.pinned = true;
+    return entry.client;
+  }
+
+  /**
+   * The client for this queue pair, held until `signal` aborts: then, if no other holder is left (and
+   * {@link get} never handed it out), it is forgotten, and closed once no call of its is in flight
+   * (checked every second). For a tool that lives as long as `signal`.
+   * @throws ToolbusError `invalid-config` for a malformed queue name, `closed` after {@link close}.
+   */
+  retain(requestQueue: string, responseQueue: string, signal: AbortSignal): ToolServiceClient {
+    const key = this.#key(requestQueue, responseQueue);
+    const entry = this.#entry(key, requestQueue, responseQueue);
+    entry.holders++;
+    const release = (): void => this.#release(key, entry);
+    if (signal.aborted) queueMicrotask(release);
+    else signal.addEventListener('abort', release, { once: true });
+    return entry.client;
+  }
+
+  /** Closes every client (their pending calls reject with `cancelled`). Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#drainTimer);
+    this.#drainTimer = undefined;
+    const entries = [...this.#clients.values(), ...this.#draining];
+    this.#clients.clear();
+    this.#draining.clear();
+    await Promise.all(entries.map((e) => e.client.close()));
+  }
+
+  #key(requestQueue: string, responseQueue: string): string {
     // A client created now would hold a bus subscription that no close() would ever end.
     if (this.#closed) {
       throw new ToolbusError(
@@ -59,26 +110,47 @@ export class ToolServiceClientCache {
         `tool service client cache is closed: cannot create a client for '${canonicalTopic(requestQueue)}'`,
       );
     }
-    const key = `${canonicalTopic(requestQueue)} ${canonicalTopic(responseQueue)}`;
-    let client = this.#clients.get(key);
-    if (!client) {
-      client = new ToolServiceClient(this.#bus, {
+    return `${canonicalTopic(requestQueue)} ${canonicalTopic(responseQueue)}`;
+  }
+
+  #entry(key: string, requestQueue: string, responseQueue: string): Entry {
+    let entry = this.#clients.get(key);
+    if (!entry) {
+      const client = new ToolServiceClient(this.#bus, {
         requestQueue,
         responseQueue,
         timeoutMs: this.#options.timeoutMs,
         hooks: this.#options.hooks,
       });
-      this.#clients.set(key, client);
+      this.#clients.set(key, (entry = { client, holders: 0, pinned: false }));
     }
-    return client;
+    return entry;
   }
 
-  /** Closes every client (their pending calls reject with `cancelled`). Idempotent. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const clients = [...this.#clients.values()];
-    this.#clients.clear();
-    await Promise.all(clients.map((c) => c.close()));
+  #release(key: string, entry: Entry): void {
+    entry.holders--;
+    if (entry.holders > 0 || entry.pinned || this.#closed) return;
+    if (this.#clients.get(key) === entry) this.#clients.delete(key);
+    if (entry.client.pendingCount === 0) {
+      void entry.client.close().catch(() => undefined);
+      return;
+    }
+    // Calls still running on a tool that just left finish on this client: close it once they have.
+    this.#draining.add(entry);
+    this.#drainTimer ??= setInterval(() => this.#drain(), DRAIN_CHECK_MS);
+    this.#drainTimer.unref?.();
+  }
+
+  #drain(): void {
+    for (const entry of this.#draining) {
+      if (entry.client.pendingCount > 0) continue;
+      this.#draining.delete(entry);
+      void entry.client.close().catch(() => undefined);
+    }
+    if (this.#draining.size === 0) {
+      clearInterval(this.#drainTimer);
+      this.#drainTimer = undefined;
+    }
   }
 
   /** Alias of {@link close}. */

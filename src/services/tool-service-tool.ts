@@ -21,6 +21,12 @@ import {
 export interface CreateToolServiceToolOptions {
   /** A shared client cache (one client per queue pair); preferred. @default none */
   clients?: ToolServiceClientCache;
+  /**
+   * With `clients`: the tool's lifetime. Its client is held from the cache until this aborts, then let
+   * go (`ToolServiceClientCache.retain`), so the clients of tools that left do not pile up.
+   * @default none: the client stays in the cache until it closes
+   */
+  signal?: AbortSignal;
   /** The client to call through, used as is. @default none */
   client?: ToolServiceClient;
   /** A bus to create a client on, when neither `clients` nor `client` is given. @default none */
@@ -199,7 +205,11 @@ function resolveClient(
   where: string,
 ): ToolServiceClient {
   if (options.client) return options.client;
-  if (options.clients) return options.clients.get(service.requestQueue, service.responseQueue);
+  if (options.clients) {
+    return options.signal
+      ? options.clients.retain(service.requestQueue, service.responseQueue, options.signal)
+      : options.clients.get(service.requestQueue, service.responseQueue);
+  }
   if (options.bus) {
     return new ToolServiceClient(options.bus, {
       requestQueue: service.requestQueue,

@@ -156,9 +156,12 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
   readonly #fulfilled = new FulfilledPublishes();
   #deadlineMs = NaN;
   #deadlineText = '';
-  /** Ring of recently settled calls, by sequence number: tells late and duplicate responses apart. */
-  readonly #recentSeq = new Float64Array(RECENT_IDS).fill(-1);
-  readonly #recentHow = new Uint8Array(RECENT_IDS);
+  /**
+   * Ring of recently settled calls, by sequence number: tells late and duplicate responses apart. Made
+   * by the first settled call: a client that is never called (a registry keeps one per announced
+   * service) should not hold its 36 KB.
+   */
+  #recent: { seq: Float64Array; how: Uint8Array } | undefined;
   #subscription: BusSubscription | undefined;
   #ready: Promise<void> | undefined;
   #closed = false;
@@ -415,8 +418,12 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
     call.unwatch?.();
     call.unwatch = undefined;
     const slot = call.seq % RECENT_IDS;
-    this.#recentSeq[slot] = call.seq;
-    this.#recentHow[slot] = how;
+    const recent = (this.#recent ??= {
+      seq: new Float64Array(RECENT_IDS).fill(-1),
+      how: new Uint8Array(RECENT_IDS),
+    });
+    recent.seq[slot] = call.seq;
+    recent.how[slot] = how;
     if (this.#spans !== undefined) this.#endSpan(this.#spans, call, error);
     if (error) call.fail(error);
   }
@@ -435,9 +442,9 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
     const seq = parseInt(id.slice(this.#prefix.length), 36);
     if (!(seq > 0 && seq <= this.#seq) || id !== this.#prefix + seq.toString(36)) return 'unknown';
     const slot = seq % RECENT_IDS;
-    // Settled long ago (evicted from the ring): a late response.
-    if (this.#recentSeq[slot] !== seq) return 'late';
-    return this.#recentHow[slot] === SETTLED_DONE ? 'duplicate' : 'late';
+    // Settled long ago (evicted from the ring), or never settled: a late response.
+    if (this.#recent?.seq[slot] !== seq) return 'late';
+    return this.#recent.how[slot] === SETTLED_DONE ? 'duplicate' : 'late';
   }
 
   #onResponse(message: BusMessage): void {
