@@ -5,7 +5,7 @@
  * its secrets to any URL; so both work only when the operator lists them, in the environment of the
  * process that builds the tools (never in config, which is what it guards).
  */
-import type { JsonValue } from '../schema/index.js';
+import { globMatches, type JsonValue } from '../schema/index.js';
 import { ToolbusError } from '../errors/index.js';
 
 /** The variable listing the programs config may run, e.g. `npx,node,/opt/mcp/weather-server`. */
@@ -98,15 +98,6 @@ export function configPrivileges(type: string, value: JsonValue | undefined): Co
     }
   }
   return out;
-}
-
-function globMatches(pattern: string, name: string): boolean {
-  if (!pattern.includes('*')) return pattern === name;
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`).test(name);
 }
 
 /** The words of a `commands` entry: separated by whitespace, a double-quoted word may contain it. */

@@ -20,3 +20,4 @@ export { findJsonError } from './json-error.js';
 export type { JsonErrorPosition } from './json-error.js';
 export { MAX_JSON_DEPTH, jsonDepth } from './json-depth.js';
 export { setOwn } from './own-property.js';
+export { globMatches, anyGlobMatches } from './glob.js';
