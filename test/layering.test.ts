@@ -59,6 +59,8 @@ const RANK: Record<string, number> = {
   observability: 5.5,
   // The audit log's contract and hooks (tools' events in, entries out); the gateway serves its reader.
   audit: 5.5,
+  // Identity, roles, tool policy and quotas over tools, config and the registry's config mirror.
+  policy: 5.5,
   gateway: 6,
   cli: 7,
   '(root)': 8,

@@ -2,6 +2,8 @@
  * @module registry: config (and announced services) → a live tool set.
  */
 export { ToolRegistry } from './tool-registry.js';
+export { ConfigMirror } from './config-mirror.js';
+export type { ConfigMirrorOptions } from './config-mirror.js';
 export type { RegistryChange } from './tool-registry.js';
 export {
   DEFAULT_ANNOUNCEMENT_LIMITS,
