@@ -3,11 +3,13 @@
 import { loadBuilt } from '../load-built.js';
 
 export const {
+  AccessPolicy,
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CONNECTIONS,
   READINESS_CHECK_TIMEOUT_MS,
+  Role,
   createGateway,
   createMetricsListener,
   isLoopbackHost,

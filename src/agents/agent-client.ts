@@ -42,6 +42,11 @@ export interface AgentAskOptions {
   user?: string;
   /** Earlier turns. @default none */
   history?: readonly AgentHistoryItem[];
+  /**
+   * Globs of the tools the run may use (the service offers the model only those, and refuses others).
+   * @default every tool of the service's agent
+   */
+  tools?: readonly string[];
   /** Cancels the question, in the service too (its tool calls included). @default none */
   signal?: AbortSignal;
   /**
@@ -220,6 +225,7 @@ export class AgentClient {
         question,
         user: options.user ?? '',
         ...(options.history ? { history: [...options.history] } : {}),
+        ...(options.tools ? { tools: [...options.tools] } : {}),
         streaming: options.streaming ?? false,
       }),
       { signal: options.signal, timeoutMs, deadline: options.deadline },

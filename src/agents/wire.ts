@@ -30,6 +30,11 @@ export interface AgentRequest {
   history?: AgentHistoryItem[];
   /** Send thoughts and answers in pieces as they are written. */
   streaming: boolean;
+  /**
+   * Globs of the tools the run may offer the model and call (`tell-*`): the asking principal's tool
+   * policy. A toolbus extension (`tools` on the wire); absent, every tool. @default undefined
+   */
+  tools?: string[];
 }
 
 /** The error of an `error` response. */
@@ -81,6 +86,7 @@ export function encodeAgentRequest(request: AgentRequest): string {
     user: request.user,
     ...(request.history ? { history: request.history } : {}),
     streaming: request.streaming,
+    ...(request.tools ? { tools: request.tools } : {}),
   });
 }
 
@@ -94,6 +100,7 @@ export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
   const user = value['user'] ?? '';
   const streaming = value['streaming'] ?? false;
   const history = value['history'];
+  const tools = value['tools'];
   if (typeof question !== 'string' || question.trim() === '') {
     throw invalid(`field 'question' must be a non-empty string, got ${describe(question)}`);
   }
@@ -101,6 +108,12 @@ export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
   if (typeof streaming !== 'boolean')
     throw invalid(`field 'streaming' must be a boolean, got ${describe(streaming)}`);
   const request: AgentRequest = { question, user, streaming };
+  if (tools !== undefined && tools !== null) {
+    if (!Array.isArray(tools) || !tools.every((t): t is string => typeof t === 'string')) {
+      throw invalid(`field 'tools' must be an array of tool-name globs, got ${describe(tools)}`);
+    }
+    request.tools = tools;
+  }
   if (history !== undefined && history !== null) {
     if (!Array.isArray(history)) throw invalid(`field 'history' must be an array, got ${describe(history)}`);
     request.history = history.map((item: unknown, i) => {

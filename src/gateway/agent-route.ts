@@ -2,8 +2,10 @@
  * @module `POST /api/v1/agent`: one question to the agent, answered as JSON or streamed as server-sent
  * events (`thought`, `observation`, then `answer` or `error`).
  */
+import type { AccessPolicy } from '../policy/index.js';
 import { HttpError, sendJson } from './http-error.js';
 import { headerValue, isPlainObject, type RouteContext } from './route-context.js';
+import { admitCall, requirePermission, userOf } from './route-access.js';
 
 /** An event of a running agent, as streamed to HTTP clients. */
 export interface GatewayAgentEvent {
@@ -22,7 +24,13 @@ export interface GatewayAgent {
   ask(
     question: string,
     options: {
+      /** The verified user the run and its tool calls are for. */
       user: string;
+      /**
+       * Globs of the tools the run may offer the model and call (the principal's tool policy); undefined
+       * for every tool.
+       */
+      tools?: readonly string[] | undefined;
       history?: GatewayHistoryItem[];
       signal: AbortSignal;
       onEvent?: (event: GatewayAgentEvent) => void;
@@ -36,6 +44,7 @@ export interface AgentRouteOptions {
   agentUnavailableMessage: string | undefined;
   defaultUser: string;
   heartbeatMs: number;
+  policy: AccessPolicy;
 }
 
 function parseHistory(value: unknown): GatewayHistoryItem[] | undefined {
@@ -62,7 +71,9 @@ function errorMessage(error: unknown): string {
 
 /** Answers one agent request. */
 export async function handleAgentRoute(ctx: RouteContext, options: AgentRouteOptions): Promise<void> {
-  const { req, res, signal } = ctx;
+  const { signal } = ctx;
+  const { policy } = options;
+  const principal = requirePermission(ctx, policy, 'ask-agent', 'ask the agent');
   const body = await ctx.readJson('agent request');
   if (!isPlainObject(body) || typeof body.question !== 'string' || body.question.trim() === '') {
     throw new HttpError(
@@ -83,11 +94,34 @@ export async function handleAgentRoute(ctx: RouteContext, options: AgentRouteOpt
     );
   }
   const agent = options.agent;
-  const user = (body.user as string | undefined) ?? options.defaultUser;
+  const user = userOf(ctx, policy, principal, options.defaultUser, body.user as string | undefined);
+  const tools = policy.toolGlobs(principal);
   const question = body.question;
+  const release = admitCall(ctx, policy, principal);
+  try {
+    await answer(ctx, agent, question, { user, tools, history, signal }, options.heartbeatMs);
+  } finally {
+    release();
+  }
+}
+
+async function answer(
+  ctx: RouteContext,
+  agent: GatewayAgent,
+  question: string,
+  run: {
+    user: string;
+    tools: readonly string[] | undefined;
+    history: GatewayHistoryItem[] | undefined;
+    signal: AbortSignal;
+  },
+  heartbeatMs: number,
+): Promise<void> {
+  const { req, res } = ctx;
+  const { user, tools, history, signal } = run;
   const wantsStream = (headerValue(req, 'accept') ?? '').includes('text/event-stream');
   if (!wantsStream) {
-    const answer = await agent.ask(question, { user, history, signal });
+    const answer = await agent.ask(question, { user, tools, history, signal });
     sendJson(res, 200, { answer }, ctx.headers);
     return;
   }
@@ -103,10 +137,11 @@ export async function handleAgentRoute(ctx: RouteContext, options: AgentRouteOpt
   };
   const heartbeat = setInterval(() => {
     if (!res.writableEnded) res.write(': keep-alive\n\n');
-  }, options.heartbeatMs);
+  }, heartbeatMs);
   try {
     const answer = await agent.ask(question, {
       user,
+      tools,
       history,
       signal,
       onEvent: (event) => {

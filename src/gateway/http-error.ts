@@ -14,6 +14,8 @@ export class HttpError extends ToolbusError {
     message: string,
     /** Extra response headers, e.g. `www-authenticate` or `allow`. */
     readonly headers: Readonly<Record<string, string>> = {},
+    /** The policy rule behind a 401, 403 or 429 (`role`, `tool-policy`, `impersonate`, `rate`…). */
+    readonly rule?: string,
   ) {
     super(code, message);
   }
@@ -39,15 +41,17 @@ export function sendJson(
   res.end(text);
 }
 
-/** Sends `{ error: { code, message } }`; the message never carries a path of this machine. */
+/** Sends `{ error: { code, message, rule? } }` (`rule`: the policy rule of a 401, 403 or 429); the message never carries a path of this machine. */
 export function sendError(
   res: ServerResponse,
   status: number,
   code: string,
   message: string,
   headers: Readonly<Record<string, string>> = {},
+  rule?: string,
 ): void {
-  sendJson(res, status, { error: { code, message: redactMachinePaths(message) } }, headers);
+  const error = { code, message: redactMachinePaths(message), ...(rule !== undefined ? { rule } : {}) };
+  sendJson(res, status, { error }, headers);
 }
 
 /** 405 naming the methods the path takes, with the `Allow` header RFC 9110 asks for. */

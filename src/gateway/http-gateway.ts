@@ -26,7 +26,8 @@ import { ToolbusError, numberOption } from '../errors/index.js';
 import type { ConfigStore } from '../config/index.js';
 import { configAllowlistFromEnv, type ConfigAllowlist } from '../registry/index.js';
 import { handleAgentRoute, type GatewayAgent } from './agent-route.js';
-import { bearerTokenMatches } from './bearer-token.js';
+import { AccessPolicy, policyTools, type AccessDeniedEvent, type Principal } from '../policy/index.js';
+import { requirePermission, userOf } from './route-access.js';
 import { handleConfigItem, listConfigType } from './config-routes.js';
 import { findRoute, type Route } from './route-table.js';
 import { HttpError, methodNotAllowed, sendError, sendJson, statusForCode } from './http-error.js';
@@ -55,6 +56,13 @@ export interface GatewayMcpRequest {
   parsedBody: unknown;
   /** Who is calling: the authenticated principal and the remote address, for per-client limits. */
   client: string;
+  /** The authenticated principal's name: a session opened by one principal serves no other. @default none */
+  principal?: string;
+  /**
+   * The tools as this principal may use them: its policy and quotas applied, calls for its user.
+   * @default the handler's own
+   */
+  tools?: ToolProvider & { onChange?(listener: () => void): unknown };
 }
 
 /** Options of {@link createGateway}. */
@@ -75,6 +83,12 @@ export interface GatewayOptions {
    * Required unless {@link noAuth} is set. @default none
    */
   token?: string;
+  /**
+   * Who may call what: principals (the owner's token, named keys, JWTs), their roles, tool policy and
+   * quotas. Given, it replaces `token` and `noAuth`. @default a policy of `token` alone (principal
+   * `admin`), or an open one with `noAuth`
+   */
+  policy?: AccessPolicy;
   /**
    * Serve without a token. Allowed only on a loopback address ({@link Gateway.listen} refuses any
    * other), where `Host` and `Origin` checks still keep web pages out. @default false
@@ -142,8 +156,9 @@ export interface GatewayOptions {
    */
   heartbeatMs?: number;
   /**
-   * Told of every request refused as unauthenticated (401) or forbidden (403: a foreign `Host` or
-   * `Origin`), e.g. to log or audit it. @default none
+   * Told of every request refused as unauthenticated (401), forbidden (403: a foreign `Host` or
+   * `Origin`, a missing role, a tool outside the principal's policy, a user it may not name) or over a
+   * quota (429), and of every `/mcp` tool call refused so, e.g. to log or audit it. @default none
    */
   onDenied?: Hook<GatewayDeniedEvent>;
   /**
@@ -153,20 +168,8 @@ export interface GatewayOptions {
   onError?: (error: Error) => void;
 }
 
-/** A request the gateway refused before it reached a route's handler (see {@link GatewayOptions.onDenied}). */
-export interface GatewayDeniedEvent {
-  /** 401 (no or a wrong token) or 403 (a `Host` or `Origin` not allowed). */
-  status: number;
-  /** The error code answered, e.g. `unauthorized` or `forbidden`. */
-  code: string;
-  method: string;
-  /** The path asked for (at most 200 characters). */
-  path: string;
-  /** The client's address. */
-  remote: string;
-  /** What the client was told. */
-  reason: string;
-}
+/** A request or `/mcp` tool call the gateway refused (see {@link GatewayOptions.onDenied}). */
+export type GatewayDeniedEvent = AccessDeniedEvent;
 
 /** Options of {@link Gateway.listen}. */
 export interface GatewayListenOptions {
@@ -204,7 +207,7 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'
  */
 export function createGateway(options: GatewayOptions): Gateway {
   const token = options.token === '' ? undefined : options.token;
-  if (token === undefined && options.noAuth !== true) {
+  if (token === undefined && options.noAuth !== true && options.policy === undefined) {
     throw new ToolbusError(
       'usage',
       'createGateway: give a token (every route but liveness then requires "Authorization: Bearer <token>"), ' +
@@ -244,26 +247,32 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
   });
+  const policy =
+    options.policy ?? new AccessPolicy(token === undefined ? { open: true } : { adminToken: token });
   const toolRoutes = {
     tools: options.tools,
     defaultUser,
     toolTimeoutMs,
     refresh: options.refresh,
-    principal: token === undefined ? 'anonymous' : 'token',
+    policy,
   };
   const agentRoute = {
     agent: options.agent,
     agentUnavailableMessage: options.agentUnavailableMessage,
     defaultUser,
     heartbeatMs,
+    policy,
   };
   const startedAt = Date.now();
   const inFlight = new Set<AbortController>();
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
 
-  const authenticated = (req: IncomingMessage): boolean =>
-    token === undefined || bearerTokenMatches(headerValue(req, 'authorization'), token);
+  /** Tells the hooks of a refusal. */
+  const denied = (event: GatewayDeniedEvent): void => {
+    notifyHooks(options.onDenied, event);
+    policy.denied(event);
+  };
 
   const readinessChecks: Readonly<Record<string, ReadinessCheck>> = {
     ...defaultReadinessChecks(options.store, options.agent !== undefined, options.agentUnavailableMessage),
@@ -273,7 +282,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   function health(ctx: RouteContext): void {
     const status = closing ? 'stopping' : 'ok';
     // Without the token, only that it is alive: tool names, problems and config keys are the owner's.
-    if (!authenticated(ctx.req)) return sendJson(ctx.res, 200, { status }, ctx.headers);
+    if (!ctx.principal) return sendJson(ctx.res, 200, { status }, ctx.headers);
     sendJson(
       ctx.res,
       200,
@@ -291,6 +300,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   async function mcp(ctx: RouteContext): Promise<void> {
     const handler = options.mcpHandler;
     if (!handler) throw new HttpError(404, 'not-found', 'this gateway serves no MCP endpoint');
+    const principal = requirePermission(ctx, policy, 'read-tools', 'use /mcp');
+    const user = userOf(ctx, policy, principal, defaultUser);
+    const remote = ctx.req.socket.remoteAddress ?? 'unknown';
     let parsedBody: unknown;
     if (ctx.method === 'POST') {
       try {
@@ -309,10 +321,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
     }
     for (const [name, value] of Object.entries(ctx.headers)) ctx.res.setHeader(name, value);
-    const principal = token === undefined ? 'anonymous' : 'token';
+    const client = `${principal.name}@${remote}`;
     await handler(ctx.req, ctx.res, {
       parsedBody,
-      client: `${principal}@${ctx.req.socket.remoteAddress ?? 'unknown'}`,
+      client,
+      principal: principal.name,
+      tools: policyTools(policy, principal, options.tools, {
+        user,
+        surface: 'mcp',
+        caller: `mcp:${client}`,
+        remote,
+        onDenied: denied,
+      }),
     });
   }
 
@@ -323,7 +343,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       path: /^\/api\/v1\/ready$/,
       methods: ['GET', 'HEAD'],
       public: true,
-      handle: (ctx) => sendReadiness(ctx, readinessChecks, authenticated(ctx.req), closing !== undefined),
+      handle: (ctx) =>
+        sendReadiness(ctx, readinessChecks, ctx.principal !== undefined, closing !== undefined),
     },
     { path: /^\/mcp(?:\/.*)?$/, methods: ['GET', 'POST', 'DELETE'], handle: mcp },
     { path: /^\/api\/v1\/tools$/, methods: ['GET'], handle: (ctx) => handleToolList(ctx, toolRoutes) },
@@ -336,19 +357,34 @@ export function createGateway(options: GatewayOptions): Gateway {
     {
       path: /^\/metrics$/,
       methods: ['GET'],
-      handle: (ctx) => sendMetrics(ctx.res, options.metrics, ctx.headers),
+      handle: (ctx) => {
+        requirePermission(ctx, policy, 'metrics', 'read metrics');
+        return sendMetrics(ctx.res, options.metrics, ctx.headers);
+      },
     },
-    { path: /^\/api\/v1\/audit$/, methods: ['GET'], handle: (ctx) => handleAuditRoute(ctx, options.audit) },
+    {
+      path: /^\/api\/v1\/audit$/,
+      methods: ['GET'],
+      handle: (ctx) => {
+        requirePermission(ctx, policy, 'audit', 'read the audit log');
+        return handleAuditRoute(ctx, options.audit);
+      },
+    },
     {
       path: /^\/api\/v1\/config\/([^/]+)$/,
       methods: ['GET'],
-      handle: (ctx, [type]) => listConfigType(ctx, options.store, decodePathPart(type!)),
+      handle: (ctx, [type]) => {
+        requirePermission(ctx, policy, 'config', 'read or write config');
+        return listConfigType(ctx, options.store, decodePathPart(type!));
+      },
     },
     {
       path: /^\/api\/v1\/config\/([^/]+)\/([^/]+)$/,
       methods: ['GET', 'PUT', 'DELETE'],
-      handle: (ctx, [type, key]) =>
-        handleConfigItem(ctx, options.store, allowlist, decodePathPart(type!), decodePathPart(key!)),
+      handle: (ctx, [type, key]) => {
+        requirePermission(ctx, policy, 'config', 'read or write config');
+        return handleConfigItem(ctx, options.store, allowlist, decodePathPart(type!), decodePathPart(key!));
+      },
     },
   ];
 
@@ -371,16 +407,36 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
     const { route: found, params } = findRoute(routes, path, method);
     setRequestRoute(method, found.path);
-    if (!found.public && !authenticated(req)) {
+    ctx.principal = await authenticate(req, found.public === true);
+    if (!found.public && !ctx.principal) {
       throw new HttpError(
         401,
         'unauthorized',
         'missing or wrong bearer token: send the header "Authorization: Bearer <token>" with the token of ' +
-          "'toolbus up' (the file token in its home folder, ./.toolbus/token by default, or TOOLBUS_TOKEN)",
+          "'toolbus up' (the file token in its home folder, ./.toolbus/token by default, or TOOLBUS_TOKEN), " +
+          "a key of 'toolbus principal add', or a JWT of the configured provider",
         { 'www-authenticate': 'Bearer' },
       );
     }
     await found.handle(ctx, params);
+  }
+
+  /**
+   * The request's principal. A JWT that does not verify is a 401 saying why, on a public route too
+   * (which then answers as to a caller without a token).
+   */
+  async function authenticate(req: IncomingMessage, publicRoute: boolean): Promise<Principal | undefined> {
+    try {
+      return await policy.authenticate(headerValue(req, 'authorization'));
+    } catch (error) {
+      if (publicRoute) return undefined;
+      if (error instanceof ToolbusError && error.code === 'unauthorized') {
+        throw new HttpError(401, 'unauthorized', error.message, {
+          'www-authenticate': 'Bearer error="invalid_token"',
+        });
+      }
+      throw error;
+    }
   }
 
   async function readJsonMediaBody(req: IncomingMessage, limit: number): Promise<string> {
@@ -410,13 +466,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       // Only JSON runs anything: a form or text/plain post, which any web page can send cross-site, is 415.
       readText: () => (text ??= readJsonMediaBody(req, maxBodyBytes)),
       readJson: async (what) => parseJsonText(await ctx.readText(), what, maxJsonDepth),
+      principal: undefined,
     };
     return ctx;
   }
 
   function fail(res: ServerResponse, error: unknown, headers: Readonly<Record<string, string>>): void {
     if (error instanceof HttpError) {
-      sendError(res, error.status, error.code, error.message, { ...headers, ...error.headers });
+      sendError(res, error.status, error.code, error.message, { ...headers, ...error.headers }, error.rule);
       return;
     }
     // A toolbus error says what failed in words meant for the caller (file paths are cut from it).
@@ -458,14 +515,22 @@ export function createGateway(options: GatewayOptions): Gateway {
       await route(ctx);
     } catch (error) {
       await discardBody(req, maxBodyBytes);
-      if (error instanceof HttpError && (error.status === 401 || error.status === 403)) {
-        notifyHooks(options.onDenied, {
+      if (
+        error instanceof HttpError &&
+        (error.status === 401 || error.status === 403 || error.status === 429)
+      ) {
+        denied({
           status: error.status,
           code: error.code,
           method: req.method ?? 'GET',
           path: (ctx?.path ?? '/').slice(0, 200),
           remote: req.socket.remoteAddress ?? 'unknown',
           reason: error.message,
+          surface: 'http',
+          ...(error.rule !== undefined ? { rule: error.rule } : {}),
+          ...(ctx?.principal ? { principal: ctx.principal.name } : {}),
+          ...(ctx?.user !== undefined ? { user: ctx.user } : {}),
+          ...(ctx?.tool !== undefined ? { tool: ctx.tool } : {}),
         });
       }
       fail(res, error, ctx?.headers ?? {});
@@ -480,7 +545,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     async listen(listenOptions = {}) {
       const host = listenOptions.host ?? '127.0.0.1';
       const port = listenOptions.port ?? 8888;
-      if (!isLoopbackHost(host) && token === undefined) {
+      if (!isLoopbackHost(host) && policy.open) {
         throw new ToolbusError(
           'usage',
           `refusing to listen on ${host} without a token: anyone who can reach that address could call your tools ` +

@@ -28,3 +28,12 @@ export type {
   MetricsListener,
   MetricsListenerOptions,
 } from './metrics-route.js';
+// Who may call what: give `createGateway({ policy })` an AccessPolicy for named keys, roles, JWTs and quotas.
+export { AccessPolicy, Role } from '../policy/index.js';
+export type {
+  AccessDeniedEvent,
+  AccessPolicyOptions,
+  JwtOptions,
+  Permission,
+  Principal,
+} from '../policy/index.js';

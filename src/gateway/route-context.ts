@@ -3,6 +3,7 @@
  * reader that applies the gateway's limits.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Principal } from '../policy/index.js';
 import { HttpError } from './http-error.js';
 
 /** One request as a route handler sees it. */
@@ -21,6 +22,11 @@ export interface RouteContext {
   readText(): Promise<string>;
   /** Reads and parses the body as JSON (bounded in size and depth); `what` names it in errors. */
   readJson(what: string): Promise<unknown>;
+  /** Who the request is, once authenticated (public routes may have none). */
+  principal: Principal | undefined;
+  /** The tool and user the request is about, once known: named in a denial event. */
+  tool?: string;
+  user?: string;
 }
 
 /** True for a JSON object (not an array, not null). */

@@ -1,9 +1,11 @@
 /**
  * @module `GET /api/v1/tools` and `POST /api/v1/tools/{name}/invoke`: the live tool set over HTTP.
  */
-import type { ToolProvider } from '../tools/index.js';
+import type { Tool, ToolProvider } from '../tools/index.js';
+import type { AccessPolicy, Principal } from '../policy/index.js';
 import { HttpError, sendJson } from './http-error.js';
 import { headerValue, type RouteContext } from './route-context.js';
+import { admitCall, requirePermission, requireTool, userOf } from './route-access.js';
 
 /** A problem the registry reports (which item, what is wrong). */
 export interface GatewayProblem {
@@ -17,8 +19,8 @@ export interface ToolRoutesOptions {
   defaultUser: string;
   toolTimeoutMs: number;
   refresh: (() => Promise<void>) | undefined;
-  /** Who the token says the client is (`token`, or `anonymous` without auth), for `caller`. */
-  principal: string;
+  /** Who may list and call which tools, as whom and how often. */
+  policy: AccessPolicy;
 }
 
 /**
@@ -30,11 +32,17 @@ function callerOf(ctx: RouteContext, principal: string): string {
   return `${entry}:${principal}@${ctx.req.socket.remoteAddress ?? 'unknown'}`;
 }
 
+/** The tools `principal` may see. */
+function visibleTools(options: ToolRoutesOptions, principal: Principal): readonly Tool[] {
+  return options.tools.list().filter((tool) => options.policy.allows(principal, tool.name));
+}
+
 /** How long `?fresh=1` waits for the registry before answering with what is live. */
 const REFRESH_WAIT_MS = 10_000;
 
 /** `GET /api/v1/tools`; with `?fresh=1`, after the registry has caught up with the store. */
 export async function handleToolList(ctx: RouteContext, options: ToolRoutesOptions): Promise<void> {
+  const principal = requirePermission(ctx, options.policy, 'read-tools', 'list tools');
   const fresh = ctx.url.searchParams.get('fresh');
   if (options.refresh && fresh !== null && fresh !== '0' && fresh !== 'false') {
     // A store or build failure is reported by the registry's problems; the listing still answers.
@@ -50,7 +58,7 @@ export async function handleToolList(ctx: RouteContext, options: ToolRoutesOptio
     ctx.res,
     200,
     {
-      tools: options.tools.list().map((t) => ({
+      tools: visibleTools(options, principal).map((t) => ({
         name: t.name,
         description: t.description,
         parameters: t.schema.parameters,
@@ -71,15 +79,24 @@ export async function handleToolInvoke(
   options: ToolRoutesOptions,
   name: string,
 ): Promise<void> {
+  const { policy } = options;
+  const principal = requirePermission(ctx, policy, 'call-tools', 'call tools');
+  // The user first, so a refusal of the tool names whom the call was for.
+  const user = userOf(ctx, policy, principal, options.defaultUser);
+  requireTool(ctx, policy, principal, name);
   const text = await ctx.readText();
-  const user =
-    ctx.url.searchParams.get('user') ?? headerValue(ctx.req, 'x-toolbus-user') ?? options.defaultUser;
-  const result = await options.tools.call(name, text, {
-    signal: ctx.signal,
-    timeoutMs: options.toolTimeoutMs,
-    user,
-    caller: callerOf(ctx, options.principal),
-  });
+  const release = admitCall(ctx, policy, principal, name);
+  let result;
+  try {
+    result = await options.tools.call(name, text, {
+      signal: ctx.signal,
+      timeoutMs: options.toolTimeoutMs,
+      user,
+      caller: callerOf(ctx, principal.name),
+    });
+  } finally {
+    release();
+  }
   const code = result.error?.code;
   if (code === 'unknown-tool') throw new HttpError(404, code, result.content);
   // No replayable arguments: the body itself was not a JSON object (the tool never ran).

@@ -108,7 +108,7 @@ export interface ToolCallOptions {
   /** The end user, forwarded to tool services. @default undefined */
   user?: string;
   /**
-   * Who made the call: the entry point and its principal, e.g. `http:token@127.0.0.1`, `mcp:…`,
+   * Who made the call: the entry point and its principal, e.g. `http:admin@127.0.0.1`, `mcp:…`,
    * `agent`. Only observed (hooks, the audit log); never sent to the tool. @default undefined
    */
   caller?: string;

@@ -92,6 +92,16 @@ export interface McpHttpRequest {
    * @default the request's remote address, or 'unknown'
    */
   client?: string;
+  /**
+   * Who the caller authenticated as. A session opened by one principal answers no request of another
+   * (403), so a leaked session id is no way around the caller's policy. @default none (not checked)
+   */
+  principal?: string;
+  /**
+   * The tools this request may list and call (the caller's view of them, e.g. its tool policy applied);
+   * a session keeps the view of the request that opened it. @default the handler's own `tools`
+   */
+  tools?: McpBridgeTools;
 }
 
 /** A Node `(req, res)` handler serving MCP over Streamable HTTP, for the gateway's `/mcp` path. */
@@ -231,6 +241,8 @@ const DEFAULT_SESSION_IDLE_MS = 600_000;
 /** One 2025-era session, from the moment its `initialize` reserved a slot under the caps. */
 interface SessionSlot {
   readonly client: string;
+  /** The principal that opened it, when the caller said. */
+  readonly principal: string | undefined;
   readonly transport: NodeStreamableHTTPServerTransport;
   /** Responses of the session still open: requests in flight and GET (SSE) streams. */
   open: number;
@@ -290,9 +302,12 @@ export function createMcpHttpHandler(
   );
   const onError = options.onError;
   // The client of the request being served, for the stateless servers the SDK makes per request.
-  const clients = new AsyncLocalStorage<string>();
+  const clients = new AsyncLocalStorage<{ client: string; tools: McpBridgeTools }>();
   const modern = createMcpHandler(
-    () => buildServer(tools, options, false, `mcp:${clients.getStore() ?? 'unknown'}`),
+    () => {
+      const served = clients.getStore();
+      return buildServer(served?.tools ?? tools, options, false, `mcp:${served?.client ?? 'unknown'}`);
+    },
     {
       ...(onError ? { onerror: onError } : {}),
     },
@@ -431,6 +446,14 @@ export function createMcpHttpHandler(
     if (sessionId !== undefined) {
       const slot = sessions.get(sessionId);
       if (!slot) return jsonRpcError(res, 404, -32001, `Session not found: '${sessionId}'`);
+      if (slot.principal !== undefined && slot.principal !== request?.principal) {
+        return jsonRpcError(
+          res,
+          403,
+          -32001,
+          'this MCP session was opened by another principal; open your own',
+        );
+      }
       const end = track(slot, res);
       try {
         await slot.transport.handleRequest(req, res, parsedBody);
@@ -449,12 +472,18 @@ export function createMcpHttpHandler(
           if (slots.has(slot)) sessions.set(id, slot);
         },
       });
-      const slot: SessionSlot = { client, transport, open: 0, idleSince: Date.now() };
+      const slot: SessionSlot = {
+        client,
+        principal: request?.principal,
+        transport,
+        open: 0,
+        idleSince: Date.now(),
+      };
       reserve(slot);
       transport.onclose = () => release(slot);
       const end = track(slot, res);
       try {
-        await buildServer(tools, options, true, `mcp:${client}`).connect(transport);
+        await buildServer(request?.tools ?? tools, options, true, `mcp:${client}`).connect(transport);
         await transport.handleRequest(req, res, parsedBody);
       } finally {
         if (res.writableFinished) end();
@@ -468,7 +497,7 @@ export function createMcpHttpHandler(
       return;
     }
     const client = request?.client ?? req.socket.remoteAddress ?? 'unknown';
-    await clients.run(client, () => modernNode(req, res, parsedBody));
+    await clients.run({ client, tools: request?.tools ?? tools }, () => modernNode(req, res, parsedBody));
   };
 
   let closing: Promise<void> | undefined;
