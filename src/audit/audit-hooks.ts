@@ -24,6 +24,14 @@ export interface AuditDeniedRequest {
   method: string;
   path: string;
   remote: string;
+  /** Where it was refused: `http`, `mcp` or `agent`. @default 'http' */
+  surface?: string | undefined;
+  /** The principal, when it was authenticated. */
+  principal?: string | undefined;
+  /** The user the call was for. */
+  user?: string | undefined;
+  /** The tool asked for. */
+  tool?: string | undefined;
 }
 
 /** The hooks {@link auditToolSetHooks} makes; fits `ToolSetHooks`, alone or beside other hooks. */
@@ -73,8 +81,9 @@ export function auditToolSetHooks(
 }
 
 /**
- * A gateway `onDenied` hook that records each refused request: no tool, the answered code as the
- * outcome, the method, path and status; the caller is `http:unauthenticated@<remote address>`.
+ * A gateway `onDenied` hook that records each refused request or call: the answered code as the
+ * outcome, the method, path and status, the tool and user when known; the caller is
+ * `<surface>:<principal>@<remote address>` (`http:unauthenticated@…` before authentication).
  */
 export function auditDeniedHook(
   log: Pick<AuditLog, 'record'>,
@@ -85,9 +94,9 @@ export function auditDeniedHook(
     log.record({
       time: new Date(now()).toISOString(),
       kind: 'denied',
-      caller: `http:unauthenticated@${event.remote}`,
-      user: null,
-      tool: null,
+      caller: `${event.surface ?? 'http'}:${event.principal ?? 'unauthenticated'}@${event.remote}`,
+      user: event.user ?? null,
+      tool: event.tool ?? null,
       callId: null,
       outcome: event.code,
       durationMs: 0,

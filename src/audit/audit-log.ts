@@ -16,7 +16,7 @@ export interface AuditRequest {
   method: string;
   /** The path asked for (at most 200 characters). */
   path: string;
-  /** 401 or 403. */
+  /** 401, 403 or 429. */
   status: number;
 }
 
@@ -26,13 +26,13 @@ export interface AuditEntry {
   time: string;
   kind: AuditKind;
   /**
-   * Who called: the entry point and its principal, e.g. `http:token@127.0.0.1`, `cli:token@127.0.0.1`,
-   * `mcp:token@127.0.0.1`, `agent`; `unknown` when the call did not say.
+   * Who called: the entry point and its principal, e.g. `http:admin@127.0.0.1`, `cli:admin@127.0.0.1`,
+   * `mcp:ci-bot@127.0.0.1`, `agent`; `unknown` when the call did not say.
    */
   caller: string;
-  /** The end user the call ran for; null when none was given (and on denied requests). */
+  /** The end user the call ran for; null when none was given (or a denied request named none). */
   user: string | null;
-  /** The tool called; null on denied requests. */
+  /** The tool called; null when a denied request named none. */
   tool: string | null;
   callId: string | null;
   /** `ok`, or the error code (`invalid-arguments`, `timeout`, `unauthorized`, ...). */

@@ -8,6 +8,15 @@ import { didYouMean } from '../errors/index.js';
 import type { ConfigStore } from '../config/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
 import {
+  PRINCIPAL_CONFIG_TYPE,
+  QUOTA_CONFIG_TYPE,
+  ROLE_CONFIG_TYPE,
+  Role,
+  decodePrincipalItem,
+  decodeQuotaItem,
+  decodeRoleItem,
+} from '../policy/index.js';
+import {
   ToolServiceClientCache,
   createToolServiceTool,
   parseToolServiceDescriptor,
@@ -26,7 +35,8 @@ export interface ConfigCheckFinding {
 
 /**
  * Checks a `tool-service` item, or a `tool` item: its type, and for `type: "tool-service"` its
- * descriptor against its service item, when there is one. Other types are not checked here.
+ * descriptor against its service item, when there is one. `principal`, `role` and `quota` items are
+ * read as the gateway's access policy reads them. Other types are not checked here.
  * @returns What is wrong and what is expected; empty when nothing was found.
  */
 export async function checkConfigItem(
@@ -40,6 +50,26 @@ export async function checkConfigItem(
       if (!isObject(value)) throw new Error('a tool-service item must be a JSON object');
       parseToolServiceDescriptor({ id: key, ...value });
       return await checkToolsOfService(store, key, value);
+    }
+    if (type === PRINCIPAL_CONFIG_TYPE) {
+      decodePrincipalItem(key, value);
+      return [];
+    }
+    if (type === ROLE_CONFIG_TYPE) {
+      decodeRoleItem(key, value);
+      const roles: string[] = Object.values(Role);
+      if (roles.includes(key)) return [];
+      // A role no principal can hold: stored (roles may come later), but likely a typo.
+      return [
+        {
+          skipped: false,
+          message: `'${key}' is not a role${didYouMean(key, roles)}, so it applies to no principal; roles are ${roles.join(', ')}`,
+        },
+      ];
+    }
+    if (type === QUOTA_CONFIG_TYPE) {
+      decodeQuotaItem(key, value);
+      return [];
     }
     if (type !== 'tool') return [];
     if (!isObject(value) || typeof value['type'] !== 'string' || value['type'] === '') {

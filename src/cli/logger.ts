@@ -183,18 +183,29 @@ export function cliLogger(
 
 /** A gateway `onDenied` hook that logs each refused request (never its token). */
 export function logDenied(logger: CliLogger): (event: GatewayDeniedEvent) => void {
-  return (event) =>
+  return (event) => {
+    const who = event.principal
+      ? ` (principal ${event.principal}${event.user ? `, user ${event.user}` : ''})`
+      : '';
+    const what = event.tool ? ` tool ${event.tool}` : '';
     logger.warn(
       {
         event: 'request.denied',
         status: event.status,
         code: event.code,
+        ...(event.rule ? { rule: event.rule } : {}),
+        ...(event.surface ? { surface: event.surface } : {}),
         method: event.method,
         path: event.path,
         remote: event.remote,
+        ...(event.principal ? { principal: event.principal } : {}),
+        ...(event.user ? { user: event.user } : {}),
+        ...(event.tool ? { tool: event.tool } : {}),
       },
-      `denied ${event.method} ${event.path} from ${event.remote}: ${event.status} ${event.code}`,
+      `denied ${event.method} ${event.path}${what} from ${event.remote}${who}: ${event.status} ${event.code}` +
+        (event.rule ? ` (rule ${event.rule})` : ''),
     );
+  };
 }
 
 /** How often {@link logRegistry} looks for new registry problems (they may come without a set change). */

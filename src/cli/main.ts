@@ -29,6 +29,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: 'put, get, list and delete config items (tool descriptors and more)',
     load: async () => (await import('./commands/config.js')).command,
   },
+  principal: {
+    summary: 'add, list and remove API keys (principals) with roles, tool globs and rates',
+    load: async () => (await import('./commands/principal.js')).command,
+  },
   audit: {
     summary: 'show the audit log: tool calls and denied requests',
     load: async () => (await import('./commands/audit.js')).command,

@@ -27,6 +27,7 @@ import { logBusStatus, logDenied, logRegistry, logServiceErrors, type CliLogger 
 import { startServiceModule, type RunningServiceModule, type ServiceModuleEvent } from './service-module.js';
 import { startAudit, type AuditSettings } from './audit-setup.js';
 import { displayNatsUrl, type NatsSecurity } from './nats-security.js';
+import { AccessPolicy, toolsMatching, type JwtOptions } from '../policy/index.js';
 
 /** Options of {@link startSystem}. */
 export interface SystemOptions {
@@ -47,6 +48,8 @@ export interface SystemOptions {
   token?: string | undefined;
   /** Serve the gateway without a token (loopback only). */
   noAuth?: boolean;
+  /** Also accept JWTs of this OpenID Connect provider (`--jwt-jwks`, `--jwt-issuer`, `--jwt-audience`). */
+  jwt?: JwtOptions | undefined;
   allowedHosts?: readonly string[];
   allowedOrigins?: readonly string[];
   agentUnavailableMessage: string;
@@ -127,6 +130,7 @@ function gatewayAgent(client: AgentClient): GatewayAgent {
       return client.ask(question, {
         user: options.user,
         signal: options.signal,
+        ...(options.tools ? { tools: options.tools } : {}),
         ...(options.history ? { history: options.history } : {}),
         ...(options.onEvent
           ? { onEvent: (e) => options.onEvent?.({ type: e.type, content: e.content }) }
@@ -270,9 +274,14 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       metrics.observeModel(options.modelName ?? 'model', model);
       // Loaded only with a model: a start without one serves no agent.
       const { AgentClient, AgentService, ToolUseAgent } = await import('../agents/index.js');
+      const everyTool = new ToolUseAgent({ model, tools: registry.tools });
       const agentService = new AgentService({
         bus,
-        agent: new ToolUseAgent({ model, tools: registry.tools }),
+        // A run for a principal with a tool policy offers the model only the tools it may use.
+        agent: (request) =>
+          request.tools
+            ? new ToolUseAgent({ model, tools: toolsMatching(registry.tools, request.tools) })
+            : everyTool,
       });
       await agentService.start();
       cleanups.push(() => agentService.close());
@@ -286,17 +295,36 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     const mcp = lazyMcpHandler(registry.tools, { onError });
     cleanups.push(() => mcp.close());
 
+    // Who may call what: the owner's token (principal admin), the principal/role/quota items of the
+    // store, and JWTs when a provider is set. Open (principal admin for all) with --no-auth. Its
+    // refusals reach the log and the audit through the gateway's onDenied.
+    const policy = new AccessPolicy(
+      options.noAuth === true && !options.token
+        ? { open: true }
+        : {
+            ...(options.token ? { adminToken: options.token } : {}),
+            store,
+            ...(options.jwt ? { jwt: options.jwt } : {}),
+          },
+    );
+    cleanups.push(async () => policy.close());
+    await policy.start();
+    const problems = (): readonly { key: string; message: string }[] => [
+      ...registry.problems(),
+      ...policy.problems(),
+    ];
+
     const gateway = createGateway({
       tools: registry.tools,
       store,
+      policy,
       ...(agent ? { agent } : {}),
       agentUnavailableMessage: options.agentUnavailableMessage,
-      ...(options.token ? { token: options.token } : { noAuth: options.noAuth === true }),
       allowedHosts: options.allowedHosts ?? [],
       allowedOrigins: options.allowedOrigins ?? [],
       allowlist,
       onError,
-      problems: () => registry.problems(),
+      problems,
       refresh: () => registry.refresh(),
       readiness: { ...readinessChecks(bus, registry), ...audit?.readiness },
       onDenied: [...(logger ? [logDenied(logger)] : []), ...(audit ? [audit.onDenied] : [])],
@@ -318,7 +346,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       busDescription: busNats ? `NATS at ${displayNatsUrl(busNats)}` : 'in-process (memory)',
       storeDescription: describeStore(flags, io),
       auditDescription: audit?.description,
-      problems: () => registry.problems(),
+      problems,
       close: closeAll,
     };
   } catch (error) {

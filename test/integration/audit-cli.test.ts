@@ -95,12 +95,12 @@ test('toolbus up records every call and denied request; toolbus audit and GET /a
     assert.ok(Date.parse(e.time) > Date.now() - 120_000);
   }
   const [cli, http, invalid, ...mcp] = calls;
-  assert.equal(cli!.caller, 'cli:token@127.0.0.1');
+  assert.equal(cli!.caller, 'cli:admin@127.0.0.1');
   assert.equal(cli!.user, 'alice');
   assert.equal(cli!.outcome, 'ok');
   assert.equal(cli!.argsSha256, sha256('{"topic":"cats"}'));
   assert.equal(cli!.argsBytes, 16);
-  assert.equal(http!.caller, 'http:token@127.0.0.1');
+  assert.equal(http!.caller, 'http:admin@127.0.0.1');
   assert.equal(http!.user, 'bob');
   assert.equal(http!.argsSha256, sha256(body), 'the hash is of the argument text as sent');
   assert.equal(http!.argsBytes, Buffer.byteLength(body));
@@ -109,8 +109,8 @@ test('toolbus up records every call and denied request; toolbus audit and GET /a
   assert.deepEqual(
     mcp.map((e) => [e.caller, e.outcome]),
     [
-      ['mcp:token@127.0.0.1', 'ok'],
-      ['mcp:token@127.0.0.1', 'ok'],
+      ['mcp:admin@127.0.0.1', 'ok'],
+      ['mcp:admin@127.0.0.1', 'ok'],
     ],
   );
   const refused = entries.find((e) => e.kind === 'denied');
@@ -153,7 +153,7 @@ test('toolbus up records every call and denied request; toolbus audit and GET /a
   assert.match(lines[0]!, /^TIME\s+OUTCOME\s+DURATION\s+TOOL\s+USER\s+CALLER\s+CALL ID\s+ARGS$/);
   const toolColumn = lines[0]!.indexOf('TOOL');
   for (const line of lines.slice(1)) assert.equal(line.indexOf('tell-joke'), toolColumn, human.stdout);
-  assert.match(lines[1]!, /mcp:token@127\.0\.0\.1/);
+  assert.match(lines[1]!, /mcp:admin@127\.0\.0\.1/);
 
   const bad = await runCli(['audit', '--since', 'soon', '--url', url], env);
   assert.equal(bad.code, 2);

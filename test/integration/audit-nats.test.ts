@@ -94,7 +94,7 @@ test('toolbus up --nats keeps the audit log in a JetStream stream with its limit
     ],
   );
   const [ok] = entries;
-  assert.equal(ok!.caller, 'cli:token@127.0.0.1');
+  assert.equal(ok!.caller, 'cli:admin@127.0.0.1');
   assert.equal(ok!.user, 'alice');
   assert.equal(ok!.argsSha256, createHash('sha256').update('{"topic":"cats"}').digest('hex'));
   assert.ok(ok!.durationMs >= 0);

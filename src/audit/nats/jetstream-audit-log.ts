@@ -3,7 +3,7 @@
  * that every `toolbus up --nats` process appends to, kept by the stream's own age and size limits.
  *
  * - A call of tool `t` → subject `toolbus.audit.call.t` (a name that is not a subject token →
- *   `toolbus.audit.other`); a denied request → `toolbus.audit.denied`. The stream takes `toolbus.audit.>`.
+ *   `toolbus.audit.other`); a denied request → `toolbus.audit.denied` (one naming a tool goes with that tool's calls). The stream takes `toolbus.audit.>`.
  * - Body → the entry's JSON ({@link AuditEntry}, the same shape `GET /api/v1/audit` answers).
  * - Limits → `max_age` and `max_bytes`, `discard: old`: the server drops the oldest entries itself.
  * - A query reads with an ordered consumer (filtered by the tool's subject, from `since`) and keeps the
@@ -248,7 +248,10 @@ export class JetStreamAuditLog implements AuditLog {
     const acks = await Promise.allSettled(
       batch.map((entry) =>
         this.#js.publish(
-          entry.kind === 'denied' ? `${this.#prefix}.denied` : this.#subjectOf(entry.tool ?? ''),
+          // A denied call of a tool goes with the tool's calls, so a query by tool finds it as SQLite does.
+          entry.kind === 'denied' && entry.tool === null
+            ? `${this.#prefix}.denied`
+            : this.#subjectOf(entry.tool ?? ''),
           JSON.stringify(entry),
         ),
       ),

@@ -25,7 +25,7 @@ const help = `Usage: toolbus audit [--tool NAME] [--user USER] [--since WHEN] [-
 
 Show the audit log: one line per tool call or denied request (401/403), the latest last. An entry
 has the time, the outcome ('ok' or the error code), the duration, the tool, the end user, the
-caller (entry point and principal: cli:token@127.0.0.1, http:…, mcp:…, agent), the call id, and
+caller (entry point and principal: cli:admin@127.0.0.1, http:ci-bot@…, mcp:…, agent), the call id, and
 the size and SHA-256 of the argument text (the text itself only if toolbus up ran with
 --audit-args).
 

@@ -26,6 +26,9 @@ export const KNOWN_CONFIG_TYPES = {
   tool: 'a tool the agent sees: type (tool-service, prompt, text-completion, function, http, mcp-tool), name, ...',
   mcp: 'an MCP server that mcp-tool items refer to',
   prompt: "a prompt template that 'prompt' tools may refer to by id",
+  principal: "a named API key: roles, token hash, tools, rate (written by 'toolbus principal add')",
+  role: 'settings of a role for every principal holding it: tools, rate, maxInFlight',
+  quota: "a tool's rate limit: rate, burst, per (principal or all)",
 } as const;
 
 const HELP = `Usage: toolbus config <put|get|list|delete> [options]

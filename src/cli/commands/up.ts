@@ -13,12 +13,14 @@ import { startTracingSdk } from '../tracing-sdk.js';
 import { AUDIT_FLAGS, AUDIT_FLAGS_HELP, parseAuditFlags } from '../audit-setup.js';
 import { cliLogger } from '../logger.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
+import type { JwtOptions } from '../../policy/index.js';
 
 const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--store PATH] [--no-examples]
                   [--service MODULE ... [--watch]] [--allowed-hosts NAMES]
                   [--allowed-origins ORIGINS] [--no-auth] [--metrics-port PORT]
                   [--log-level LEVEL] [--audit-args] [--audit-max-age AGE]
                   [--audit-max-mb MB] [--no-audit]
+                  [--jwt-jwks URL --jwt-issuer ISS --jwt-audience AUD]
 
 Start toolbus in one process: the example joke tool service, your own tool services (--service),
 the live tool registry (config in SQLite under ./.toolbus/, or $TOOLBUS_HOME), the agent (when a
@@ -27,7 +29,9 @@ model is configured) and the HTTP gateway. Ctrl-C stops it cleanly.
 The gateway requires a bearer token on every route but a bare liveness check. Without
 TOOLBUS_TOKEN, toolbus up uses a random token kept in $TOOLBUS_HOME/token (./.toolbus/token; mode
 0600, made at the first start), which the other toolbus commands read from the same folder. Give
-it to MCP clients as the header "Authorization: Bearer <token>" (README: "Security").
+it to MCP clients as the header "Authorization: Bearer <token>" (README: "Security"). That token
+is the admin principal; give others their own keys with roles, tool globs and rates with
+'toolbus principal add' (README: "Principals, roles and quotas").
 
 Options:
   --host HOST        address for the HTTP gateway (default: 127.0.0.1). Anything but loopback
@@ -60,6 +64,14 @@ Options:
                      starts, then the old one stops once its calls in flight have finished. A
                      module that fails to load keeps the old instance running
 ${AUDIT_FLAGS_HELP}
+  --jwt-jwks URL     also accept JWTs of an OpenID Connect provider, verified with its JWKS at URL
+                     (https, or http on loopback); needs --jwt-issuer and --jwt-audience
+  --jwt-issuer ISS   the "iss" every JWT must carry
+  --jwt-audience AUD the "aud" every JWT must carry
+  --jwt-user-claim C the claim naming the user the calls are for (default: sub)
+  --jwt-roles-claim C
+                     the claim listing the roles, an array or a space-separated string (default:
+                     roles; a token without it is a caller)
   -h, --help         show this help
 
 ${NATS_SECURITY_HELP}
@@ -68,6 +80,9 @@ Environment:
   TOOLBUS_TOKEN      bearer token the gateway requires (default: the one in $TOOLBUS_HOME/token)
   TOOLBUS_NATS       NATS server to run on, as --nats
   TOOLBUS_HOME       folder of the SQLite config, the audit log and the token (default: ./.toolbus)
+  TOOLBUS_JWT_JWKS, TOOLBUS_JWT_ISSUER, TOOLBUS_JWT_AUDIENCE, TOOLBUS_JWT_USER_CLAIM,
+  TOOLBUS_JWT_ROLES_CLAIM
+                     as the --jwt-* flags
   TOOLBUS_ALLOW_COMMANDS
                      programs that config items (mcp/<id> with "command") may start, comma-
                      separated, e.g. npx; default none
@@ -93,6 +108,7 @@ function banner(
   modelLine: string | undefined,
   tokenLine: string,
   metricsUrl: string | undefined,
+  jwt: JwtOptions | undefined,
 ): string {
   const tools = system.tools.list();
   const services = [
@@ -105,6 +121,7 @@ function banner(
     `toolbus is up`,
     `  gateway   ${url}   (MCP at ${url}/mcp)`,
     `  token     ${tokenLine}`,
+    ...(jwt ? [`  jwt       tokens of ${jwt.issuer} for ${jwt.audience} (keys: ${jwt.jwksUrl})`] : []),
     `  metrics   ${url}/metrics (with the token)${metricsUrl ? `, ${metricsUrl}/metrics (no token, this host only)` : ''}`,
     `  audit     ${system.auditDescription ?? 'off (--no-audit)'}`,
     `  bus       ${system.busDescription}`,
@@ -132,6 +149,63 @@ function banner(
     'Press Ctrl-C to stop.',
   );
   return lines.join('\n') + '\n';
+}
+
+const JWT_FLAGS = {
+  'jwt-jwks': { type: 'string' },
+  'jwt-issuer': { type: 'string' },
+  'jwt-audience': { type: 'string' },
+  'jwt-user-claim': { type: 'string' },
+  'jwt-roles-claim': { type: 'string' },
+} as const;
+
+/** The JWT provider of the --jwt-* flags (else the TOOLBUS_JWT_* variables); undefined when none is set. */
+function parseJwtFlags(
+  values: { [K in keyof typeof JWT_FLAGS]?: string | undefined },
+  env: CliIO['env'],
+): JwtOptions | undefined {
+  const pick = (flag: keyof typeof JWT_FLAGS): string | undefined => {
+    const value = values[flag] ?? env[`TOOLBUS_${flag.toUpperCase().replace(/-/g, '_')}`];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const jwksUrl = pick('jwt-jwks');
+  const issuer = pick('jwt-issuer');
+  const audience = pick('jwt-audience');
+  const userClaim = pick('jwt-user-claim');
+  const rolesClaim = pick('jwt-roles-claim');
+  if (jwksUrl === undefined) {
+    if (issuer ?? audience ?? userClaim ?? rolesClaim) {
+      throw new UsageError(
+        'the --jwt-* options need --jwt-jwks URL, the JWKS of the provider whose tokens to accept',
+      );
+    }
+    return undefined;
+  }
+  if (issuer === undefined || audience === undefined) {
+    throw new UsageError(
+      '--jwt-jwks needs --jwt-issuer and --jwt-audience: without them a token minted for another service would be accepted',
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(jwksUrl);
+  } catch {
+    throw new UsageError(
+      `--jwt-jwks takes a URL such as https://idp.example.com/.well-known/jwks.json, got '${jwksUrl}'`,
+    );
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    throw new UsageError(
+      `--jwt-jwks must be an https URL (http only on 127.0.0.1 or localhost): keys fetched in the clear could be swapped, got '${url.protocol}//${url.host}'`,
+    );
+  }
+  return {
+    jwksUrl,
+    issuer,
+    audience,
+    ...(userClaim ? { userClaim } : {}),
+    ...(rolesClaim ? { rolesClaim } : {}),
+  };
 }
 
 function parsePort(text: string | undefined): number {
@@ -235,6 +309,7 @@ export const command: CliCommand = {
       'log-level': { type: 'string' },
       ...AUDIT_FLAGS,
       ...NATS_SECURITY_FLAGS,
+      ...JWT_FLAGS,
     });
     // A stray word (e.g. a port without --port) would otherwise be ignored and the defaults used.
     if (positionals.length > 0) {
@@ -254,6 +329,10 @@ export const command: CliCommand = {
     const allowedOrigins = parseOrigins(values['allowed-origins']);
     const audit = parseAuditFlags(values); // before gatewayAuth, which may write the token file
     const natsSecurity = NatsSecurity.fromFlags(values, io);
+    const jwt = parseJwtFlags(values, io.env);
+    if (jwt && values['no-auth']) {
+      throw new UsageError('--no-auth serves without authentication; it cannot be combined with --jwt-jwks');
+    }
     const auth = gatewayAuth(io, host, values['no-auth'] === true, allowedHosts);
     const logger = cliLogger(io, values['log-level'], { hold: true });
     try {
@@ -271,6 +350,7 @@ export const command: CliCommand = {
           model: choice?.model,
           modelName: choice?.name,
           ...(auth.token !== undefined ? { token: auth.token } : { noAuth: true }),
+          jwt,
           allowedHosts,
           allowedOrigins,
           agentUnavailableMessage: NO_MODEL_MESSAGE,
@@ -315,7 +395,7 @@ export const command: CliCommand = {
       }
       if (auth.warning) io.stderr.write(auth.warning);
       if (tracing) io.stdout.write(`toolbus: traces: ${tracing.description}\n`);
-      io.stdout.write(banner(system, url, choice?.description, auth.line, metricsUrl));
+      io.stdout.write(banner(system, url, choice?.description, auth.line, metricsUrl, jwt));
       logger.info(
         {
           event: 'start',
