@@ -289,6 +289,16 @@ async function scenario(t: TestContext, natsUrl: string | undefined): Promise<vo
       const allowed = await mcp.callTool({ name: 'tell-dad-joke', arguments: { topic: 'cats' } });
       assert.equal(allowed.isError ?? false, false);
       assert.match(JSON.stringify(allowed.content), /Hey alice!/);
+      // A session is its principal's: another key cannot use its id to reach the session's tools.
+      const sessionId = (mcp.transport as StreamableHTTPClientTransport | undefined)?.sessionId;
+      assert.ok(sessionId);
+      const hijack = await gateway.req(backend, '/mcp', {
+        method: 'POST',
+        headers: { 'mcp-session-id': sessionId, accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
+      });
+      assert.equal(hijack.status, 403);
+      assert.match(await hijack.text(), /opened by another principal/);
 
       const before = model.requests.length;
       model.reply({ json: chatCompletion({ content: 'Here is one.' }) });
