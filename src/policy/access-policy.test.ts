@@ -468,6 +468,18 @@ describe('admit', () => {
     assert.equal(third.retryAfterMs, 30_000);
   });
 
+  test("a call the tool quota refuses costs none of the principal's own rate", async (t) => {
+    const store = new MemoryConfigStore();
+    await store.put('quota', 'tell-joke', { rate: '1/h', per: 'all' });
+    const { policy } = await setup(t, {}, store);
+    const now = 50_000;
+    const p = key('p', { rate: parseRate('2/h') });
+    admitted(policy.admit(p, 'tell-joke', now)).release();
+    for (let i = 0; i < 5; i++) assert.equal(refused(policy.admit(p, 'tell-joke', now)).rule, 'quota');
+    admitted(policy.admit(p, 'other-tool', now)).release();
+    assert.equal(refused(policy.admit(p, 'other-tool', now)).rule, 'rate');
+  });
+
   test('the in-flight cap: refused at maxInFlight, release frees one slot once', async (t) => {
     const store = new MemoryConfigStore();
     const token = await addKey(store, 'busy', { maxInFlight: 2 });

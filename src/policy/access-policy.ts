@@ -278,8 +278,9 @@ export class AccessPolicy {
       };
     }
     const rate = this.#rate(principal);
-    if (rate) {
-      const wait = this.#bucket(`p\0${principal.name}`, rate, now).take(now);
+    const own = rate ? this.#bucket(`p\0${principal.name}`, rate, now) : undefined;
+    if (rate && own) {
+      const wait = own.take(now);
       if (wait > 0)
         return this.#limited('rate', `principal '${principal.name}' is over its rate of ${rate.text}`, wait);
     }
@@ -288,6 +289,7 @@ export class AccessPolicy {
       const id = quota.per === 'all' ? `t\0${tool}` : `t\0${tool}\0${principal.name}`;
       const wait = this.#bucket(id, quota.rate, now).take(now);
       if (wait > 0) {
+        own?.giveBack(); // the call is not made, so it costs the principal nothing
         const whose = quota.per === 'all' ? 'all callers together' : `principal '${principal.name}'`;
         return this.#limited(
           'quota',

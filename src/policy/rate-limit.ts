@@ -71,6 +71,11 @@ export class TokenBucket {
     return Math.max(1, Math.ceil(((1 - this.#tokens) * periodMs) / tokens));
   }
 
+  /** Puts back a token taken for a call that another limit then refused, so it costs nothing. */
+  giveBack(): void {
+    this.#tokens = Math.min(this.rate.burst, this.#tokens + 1);
+  }
+
   /** True when the bucket is full again, so a caller may forget it. */
   full(now: number = Date.now()): boolean {
     const { tokens, periodMs, burst } = this.rate;
