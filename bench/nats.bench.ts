@@ -24,7 +24,11 @@ import { LOAD_SERVICE } from '../test/fixtures/nats-load-descriptors.js';
 import { measure, type BenchRow, type BenchTable } from './harness.js';
 
 const root = new URL('..', import.meta.url).pathname;
-const CONCURRENCY = [1, 64, 512];
+// BENCH_NATS_IN_FLIGHT=1 (or 1,64) measures only those, e.g. to repeat the 1-in-flight figure alone.
+const CONCURRENCY = (process.env.BENCH_NATS_IN_FLIGHT ?? '1,64,512')
+  .split(',')
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0);
 /** Interleaved rounds at each concurrency (short sequential rounds get more). */
 const ROUNDS: Record<number, number> = { 1: 36, 64: 12, 512: 12 };
 /** How long one pattern runs in one round. */
