@@ -9,7 +9,7 @@ import type { MessageBus } from '../bus/index.js';
 import type { NatsBusStatus } from '../bus/nats/index.js';
 import { MemoryBus } from '../bus/index.js';
 import type { ConfigStore } from '../config/index.js';
-import type { CliIO } from './command.js';
+import { ExitCode, type CliIO } from './command.js';
 import { connectSecurely, displayNatsUrl, type NatsSecurity } from './nats-security.js';
 
 /** The `--nats` / `--store` flags, and the NATS security flags. */
@@ -34,6 +34,47 @@ function natsUrl(flags: ConnectFlags, io: Pick<CliIO, 'env'>): string | undefine
   if (flags.nats) return flags.nats;
   if (flags.store) return undefined;
   return io.env.TOOLBUS_NATS || undefined;
+}
+
+/** What a reading command says of the items it would show, for {@link answerMissingStoreFile}. */
+export interface MissingStoreWords {
+  /** The command, e.g. `toolbus config`. */
+  command: string;
+  /** The items, e.g. `config items`, `principals`. */
+  items: string;
+  /** How to add one, e.g. `toolbus config put TYPE/KEY < item.json`. */
+  add: string;
+  /** The command that creates the file, e.g. `toolbus config put`. */
+  creates: string;
+}
+
+/**
+ * Answers a get, list or remove on a SQLite file that does not exist yet, without creating it: an
+ * explicit `--store` path is probably a typo (exit 1); otherwise `list` shows nothing (exit 0) and the
+ * others say there are no items yet (exit 1).
+ */
+export function answerMissingStoreFile(
+  io: Pick<CliIO, 'stdout' | 'stderr'>,
+  words: MissingStoreWords,
+  at: { path: string; action: string; explicit: boolean; json: boolean | undefined },
+): number {
+  const { path } = at;
+  if (at.explicit) {
+    io.stderr.write(
+      `${words.command}: there is no config file at '${path}'; check the --store path ` +
+        `(${words.creates} creates the file)\n`,
+    );
+    return ExitCode.Error;
+  }
+  if (at.action === 'list') {
+    if (at.json) io.stdout.write('[]\n');
+    else io.stderr.write(`no ${words.items} (no config file at '${path}' yet); add one with ${words.add}\n`);
+    return ExitCode.Ok;
+  }
+  io.stderr.write(
+    `${words.command}: there are no ${words.items} yet (no config file at '${path}'); add one with ${words.add}\n`,
+  );
+  return ExitCode.Error;
 }
 
 /** The SQLite file a command uses: `--store PATH` (relative to the working directory) or the default. */

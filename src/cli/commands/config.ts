@@ -14,7 +14,13 @@ import { didYouMean, isToolbusError } from '../../errors/index.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js';
 import { checkConfigItem, toolsUsingService } from '../config-check.js';
-import { configStorePath, describeStore, openConfigStore } from '../connect.js';
+import {
+  answerMissingStoreFile,
+  configStorePath,
+  describeStore,
+  openConfigStore,
+  type MissingStoreWords,
+} from '../connect.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
 
 /**
@@ -88,6 +94,14 @@ tools can share one service, each with its own values for the service's config-p
 
 Other tool types (field 'type' of a tool item): text-completion, prompt, function, http, mcp-tool.
 `;
+
+/** What a read of a home without a config file says. */
+const CONFIG_WORDS: MissingStoreWords = {
+  command: 'toolbus config',
+  items: 'config items',
+  add: 'toolbus config put TYPE/KEY < item.json',
+  creates: 'toolbus config put',
+};
 
 const FLAGS = {
   ...CONNECTION_FLAGS,
@@ -169,7 +183,13 @@ export const command: CliCommand = {
     const where = describeStore(flags, io);
     if (action !== 'put' && where.startsWith('sqlite ')) {
       const path = configStorePath(flags, io);
-      if (!existsSync(path)) return missingFile(io, path, action, values.store !== undefined, values.json);
+      if (!existsSync(path))
+        return answerMissingStoreFile(io, CONFIG_WORDS, {
+          path,
+          action,
+          explicit: values.store !== undefined,
+          json: values.json,
+        });
     }
 
     let store: ConfigStore;
@@ -277,36 +297,6 @@ function refusalOf(io: CliIO, type: string, key: string, text: string): string |
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
-}
-
-/** A get, list or delete on a SQLite file that does not exist yet. */
-function missingFile(
-  io: CliIO,
-  path: string,
-  action: string,
-  explicit: boolean,
-  json: boolean | undefined,
-): number {
-  if (explicit) {
-    io.stderr.write(
-      `toolbus config: there is no config file at '${path}'; check the --store path ` +
-        `(toolbus config put creates the file)\n`,
-    );
-    return ExitCode.Error;
-  }
-  if (action === 'list') {
-    if (json) writeJson(io, []);
-    else
-      io.stderr.write(
-        `no config items (no config file at '${path}' yet); add one with toolbus config put TYPE/KEY < item.json\n`,
-      );
-    return ExitCode.Ok;
-  }
-  io.stderr.write(
-    `toolbus config: there are no config items yet (no config file at '${path}'); ` +
-      `add one with toolbus config put TYPE/KEY < item.json\n`,
-  );
-  return ExitCode.Error;
 }
 
 function parseRevision(text: string | undefined): number | undefined {

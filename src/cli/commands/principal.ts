@@ -21,7 +21,13 @@ import {
 import type { JsonValue } from '../../schema/index.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
 import { ExitCode, UsageError, type CliCommand, type CliIO } from '../command.js';
-import { configStorePath, describeStore, openConfigStore } from '../connect.js';
+import {
+  answerMissingStoreFile,
+  configStorePath,
+  describeStore,
+  openConfigStore,
+  type MissingStoreWords,
+} from '../connect.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
 
 const ROLES = Object.values(Role);
@@ -89,6 +95,14 @@ Examples:
   toolbus principal remove ci-bot
 `;
 
+/** What a read of a home without a config file says. */
+const PRINCIPAL_WORDS: MissingStoreWords = {
+  command: 'toolbus principal',
+  items: 'principals',
+  add: 'toolbus principal add NAME --role caller',
+  creates: 'toolbus principal add',
+};
+
 const FLAGS = {
   ...CONNECTION_FLAGS,
   ...NATS_SECURITY_FLAGS,
@@ -145,7 +159,13 @@ export const command: CliCommand = {
     // Reading must not create a file: a mistyped --store would otherwise be created and look empty.
     if (action !== 'add' && describeStore(flags, io).startsWith('sqlite ')) {
       const path = configStorePath(flags, io);
-      if (!existsSync(path)) return missingFile(io, path, action, values.store !== undefined, values.json);
+      if (!existsSync(path))
+        return answerMissingStoreFile(io, PRINCIPAL_WORDS, {
+          path,
+          action,
+          explicit: values.store !== undefined,
+          json: values.json,
+        });
     }
     let store: ConfigStore;
     try {
@@ -348,33 +368,6 @@ async function remove(io: CliIO, store: ConfigStore, name: string, json: boolean
   if (json) writeJson(io, { name, removed: true });
   else io.stdout.write(`removed principal '${name}': its token no longer works\n`);
   return ExitCode.Ok;
-}
-
-/** list or remove on a SQLite file that does not exist yet. */
-function missingFile(
-  io: CliIO,
-  path: string,
-  action: string,
-  explicit: boolean,
-  json: boolean | undefined,
-): number {
-  if (explicit) {
-    io.stderr.write(
-      `toolbus principal: there is no config file at '${path}'; check the --store path ` +
-        '(toolbus principal add creates the file)\n',
-    );
-    return ExitCode.Error;
-  }
-  if (action === 'list') {
-    if (json) writeJson(io, []);
-    else io.stderr.write('no principals; add one with toolbus principal add NAME --role caller\n');
-    return ExitCode.Ok;
-  }
-  io.stderr.write(
-    `toolbus principal: there are no principals yet (no config file at '${path}'); ` +
-      'add one with toolbus principal add NAME --role caller\n',
-  );
-  return ExitCode.Error;
 }
 
 function fail(io: CliIO, error: unknown): number {

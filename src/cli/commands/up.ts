@@ -13,7 +13,7 @@ import { startTracingSdk } from '../tracing-sdk.js';
 import { AUDIT_FLAGS, AUDIT_FLAGS_HELP, parseAuditFlags } from '../audit-setup.js';
 import { cliLogger } from '../logger.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
-import type { JwtOptions } from '../../policy/index.js';
+import { splitList, type JwtOptions } from '../../policy/index.js';
 
 const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--store PATH] [--no-examples]
                   [--service MODULE ... [--watch]] [--allowed-hosts NAMES]
@@ -212,16 +212,8 @@ function parsePort(text: string | undefined): number {
   return text === undefined ? 8888 : parsePortFlag('--port', text);
 }
 
-/** A comma-separated flag value as a list; undefined or empty gives []. */
-function parseList(text: string | undefined): string[] {
-  return (text ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-}
-
 function parseOrigins(text: string | undefined): string[] {
-  const origins = parseList(text);
+  const origins = splitList(text ?? '');
   for (const origin of origins) {
     let parsed: URL | undefined;
     try {
@@ -325,7 +317,7 @@ export const command: CliCommand = {
     const metricsText = values['metrics-port'];
     const metricsPort = metricsText === undefined ? undefined : parsePortFlag('--metrics-port', metricsText);
     const host = values.host ?? '127.0.0.1';
-    const allowedHosts = parseList(values['allowed-hosts']);
+    const allowedHosts = splitList(values['allowed-hosts'] ?? '');
     const allowedOrigins = parseOrigins(values['allowed-origins']);
     const audit = parseAuditFlags(values); // before gatewayAuth, which may write the token file
     const natsSecurity = NatsSecurity.fromFlags(values, io);
