@@ -120,6 +120,7 @@ export default tseslint.config(
       'src/registry/**/*.ts',
       'src/models/*.ts',
       'src/agents/**/*.ts',
+      'src/runs/**/*.ts',
       'src/observability/**/*.ts',
       'src/audit/*.ts',
       'src/index.ts',

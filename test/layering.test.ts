@@ -54,6 +54,8 @@ const RANK: Record<string, number> = {
   services: 3,
   registry: 4,
   'adapters/http': 4,
+  // Approval requests and saved runs over config and the bus; agents keep their runs there.
+  runs: 4.5,
   agents: 5,
   // Observes tools, services, registry, bus and models; only cli/ wires it (the gateway takes a function).
   observability: 5.5,

@@ -13,7 +13,9 @@ import {
   type RpcServerEvent,
   type RpcServerProtocol,
 } from '../services/index.js';
-import { numberOption } from '../errors/index.js';
+import { ToolbusError, numberOption } from '../errors/index.js';
+import type { RunStore } from '../runs/index.js';
+import { RunResumer } from './run-resumer.js';
 import type { AgentEvent, RunnableAgent } from './agent.js';
 import { decodeAgentRequest, encodeAgentResponse, toAgentWireError } from './wire.js';
 import type { AgentRequest, AgentResponse } from './wire.js';
@@ -63,6 +65,12 @@ export interface AgentServiceOptions {
   group?: string;
   /** @default {} */
   hooks?: AgentServiceHooks;
+  /**
+   * The run store the agent keeps its runs in (the same one as the agent's `runs`). With it, the
+   * service also resumes saved runs that nobody runs any more: a paused run once one of its approvals
+   * is decided, a run a stopped process left mid-step at once. The agent must have `resume`. @default none
+   */
+  runs?: RunStore;
 }
 
 /** One agent request being served: the RPC call with its decoded request. */
@@ -123,6 +131,9 @@ class AgentProtocol implements RpcServerProtocol<AgentCall> {
         // The caller's budget reaches every tool call of the run, remote ones on the wire too.
         ...(call.deadline !== undefined ? { deadline: call.deadline } : {}),
         ...(request.history ? { history: request.history } : {}),
+        ...(request.runId !== undefined ? { runId: request.runId } : {}),
+        ...(request.principal !== undefined ? { principal: request.principal } : {}),
+        ...(request.tools ? { toolPolicy: request.tools } : {}),
         onEvent: (event: AgentEvent) => {
           if (event.type === 'error') return; // sent once, by the server, from the rejection
           if (event.type === 'answer') {
@@ -227,6 +238,7 @@ class AgentProtocol implements RpcServerProtocol<AgentCall> {
 export class AgentService {
   readonly #requestQueue: string;
   readonly #server: RpcServer<AgentCall>;
+  readonly #resumer: RunResumer | undefined;
 
   /**
    * @throws ToolbusError `invalid-config` for an invalid queue name, one topic for both queues, a
@@ -255,6 +267,38 @@ export class AgentService {
       },
     );
     this.#requestQueue = requestQueue;
+    const agent = options.agent;
+    if (options.runs) {
+      const hooks = options.hooks ?? {};
+      this.#resumer = new RunResumer({
+        runs: options.runs,
+        concurrency,
+        resume: (state, signal) => {
+          // The agent the run was started with: the same tool policy.
+          const request: AgentRequest = {
+            question: state.question,
+            user: state.user ?? '',
+            streaming: false,
+            ...(state.tools ? { tools: state.tools } : {}),
+          };
+          const runner = typeof agent === 'function' ? agent(request) : agent;
+          if (!runner.resume) {
+            throw new ToolbusError(
+              'usage',
+              'AgentService: the agent cannot resume runs (it has no resume method)',
+            );
+          }
+          return runner.resume(state.id, { signal });
+        },
+        onProblem: (reason, error) => {
+          try {
+            hooks.onProblem?.({ id: undefined, reason, error });
+          } catch {
+            // a broken hook must not stop the service
+          }
+        },
+      });
+    }
     this.#server = new RpcServer<AgentCall>(
       {
         bus: options.bus,
@@ -282,8 +326,9 @@ export class AgentService {
    * Subscribes to the control topic and the request queue. Idempotent; after a failed start, calling it
    * again tries again. Rejects with `closed` after {@link stop} or {@link close}.
    */
-  start(): Promise<void> {
-    return this.#server.start();
+  async start(): Promise<void> {
+    await this.#server.start();
+    await this.#resumer?.start();
   }
 
   /**
@@ -292,6 +337,7 @@ export class AgentService {
    * {@link close} does. Idempotent.
    */
   stop(options: { signal?: AbortSignal } = {}): Promise<void> {
+    this.#resumer?.close();
     return this.#server.stop(options);
   }
 
@@ -300,6 +346,7 @@ export class AgentService {
    * `unavailable`, and waits for them. Idempotent.
    */
   close(): Promise<void> {
+    this.#resumer?.close();
     return this.#server.stop({ signal: AbortSignal.abort() });
   }
 

@@ -6,6 +6,7 @@ import { AssistantMessage, UserMessage } from '../models/index.js';
 import type { LLMMessage } from '../models/index.js';
 import { abortError, isToolbusError, ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
 import type { ToolProvider, ToolResult } from '../tools/index.js';
+import type { ApprovalRequest } from '../runs/index.js';
 
 /** The kinds of {@link AgentEvent}, with TrustGraph's `message_type` names. */
 export const AgentEventType = {
@@ -13,6 +14,8 @@ export const AgentEventType = {
   Observation: 'observation',
   Answer: 'answer',
   Error: 'error',
+  /** A call waits for a person's approval; the run goes on once it is decided. */
+  Approval: 'approval',
 } as const;
 /** One of {@link AgentEventType}'s values. */
 export type AgentEventType = (typeof AgentEventType)[keyof typeof AgentEventType];
@@ -54,7 +57,18 @@ export type AgentEvent =
       iteration: number;
       finishReason: AgentFinishReason;
     }
-  | { type: 'error'; content: string; endOfMessage: boolean; iteration: number; error: ToolbusError };
+  | { type: 'error'; content: string; endOfMessage: boolean; iteration: number; error: ToolbusError }
+  | {
+      type: 'approval';
+      /** The approval request as JSON text (what the agent stream carries as `content`). */
+      content: string;
+      endOfMessage: boolean;
+      iteration: number;
+      toolName: string;
+      callId: string;
+      /** The stored request: decide it by its `id` (`POST /api/v1/approvals/{id}`, `toolbus approvals`). */
+      approval: ApprovalRequest;
+    };
 
 /** A past turn of the conversation, as the gateway and the bus carry it. */
 export interface AgentHistoryItem {
@@ -85,6 +99,17 @@ export interface AgentRunOptions {
    * or a thought beside tool calls is known only when the model's reply ends. @default false
    */
   streaming?: boolean;
+  /**
+   * The run's id in the agent's run store (`run/<id>`), when it has one. @default a generated `run-…` id
+   */
+  runId?: string;
+  /** The principal that started the run: kept with it and in its approval requests. @default undefined */
+  principal?: string;
+  /**
+   * The tool globs the run was started under (the principal's tool policy), kept with the run so a
+   * replica that resumes it offers the same tools. @default undefined (every tool)
+   */
+  toolPolicy?: readonly string[];
 }
 
 /**
@@ -98,6 +123,11 @@ export interface RunnableAgent {
    * reject, they go back to the model.
    */
   run(input: string | readonly LLMMessage[], options?: AgentRunOptions): Promise<string>;
+  /**
+   * Goes on with a saved run (one paused for an approval, or left by a process that stopped), from its
+   * last saved step; resolves with its answer. Agents without a run store do not have it.
+   */
+  resume?(runId: string, options?: AgentRunOptions): Promise<string>;
 }
 
 /** Turns history items into model messages. */
@@ -147,6 +177,8 @@ export interface AgentToolCall {
   timeoutMs: number | undefined;
   /** The run's deadline: the call gets at most what is left of it. */
   deadline?: number | undefined;
+  /** Who approved the call, for a tool that needs approval. */
+  approvedBy?: string | undefined;
 }
 
 /**
@@ -157,7 +189,7 @@ export async function callAgentTool(
   tools: ToolProvider,
   name: string,
   args: string | Record<string, unknown>,
-  { callId, user, signal, timeoutMs, deadline }: AgentToolCall,
+  { callId, user, signal, timeoutMs, deadline, approvedBy }: AgentToolCall,
 ): Promise<ToolResult> {
   try {
     return await tools.call(name, args, {
@@ -167,6 +199,7 @@ export async function callAgentTool(
       ...(user !== undefined ? { user } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(deadline !== undefined ? { deadline } : {}),
+      ...(approvedBy !== undefined ? { approvedBy } : {}),
     });
   } catch (error) {
     return {

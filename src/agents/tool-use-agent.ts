@@ -11,12 +11,25 @@ import {
   ModelError,
   UserMessage,
 } from '../models/index.js';
-import { abortError, numberOption } from '../errors/index.js';
+import { randomUUID } from 'node:crypto';
+import { ToolbusError, abortError, isToolbusError, numberOption } from '../errors/index.js';
 import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
-import { ToolError, parseToolArguments } from '../tools/index.js';
-import type { Tool, ToolProvider } from '../tools/index.js';
+import { ToolError, approvalNeeded, parseToolArguments } from '../tools/index.js';
+import type { Tool, ToolProvider, ToolResult } from '../tools/index.js';
+import {
+  denialText,
+  messageFromJson,
+  messageToJson,
+  pendingApprovals,
+  type RunCall,
+  type RunEvent,
+  type RunHandle,
+  type RunState,
+  type RunStep,
+  type RunStore,
+} from '../runs/index.js';
 import { answerAtLimit, askAgent, callAgentTool, emit, failRun, historyMessages } from './agent.js';
-import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
+import type { AgentEvent, AgentRunOptions, AgentToolCall, RunnableAgent } from './agent.js';
 import { mapWithLimit } from './map-with-limit.js';
 import { traceAgentRun } from './agent-tracing.js';
 import { toToolProvider } from './tool-provider.js';
@@ -27,6 +40,8 @@ export const DEFAULT_SYSTEM_MESSAGE = 'You are a helpful AI assistant.';
 export const DEFAULT_MAX_ITERATIONS = 10;
 /** How many tool calls of one step run at once. */
 export const DEFAULT_PARALLEL_TOOL_CALLS = 8;
+/** How long an approval request waits for a decision before the call is denied (1 h). */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 3_600_000;
 
 /** Options of {@link ToolUseAgent}. */
 export interface ToolUseAgentOptions {
@@ -55,6 +70,15 @@ export interface ToolUseAgentOptions {
   toolTimeoutMs?: number;
   /** The `source` of the assistant messages. @default 'assistant' */
   name?: string;
+  /**
+   * Where runs are saved (`run/<id>`, at every step) and approvals asked for. With it, a call of a tool
+   * that needs approval pauses the run until someone decides, and a stopped run can be resumed
+   * ({@link ToolUseAgent.resume}). Without it, such a call gets an `approval-required` error result.
+   * @default none
+   */
+  runs?: RunStore;
+  /** How long an approval request waits before it is denied as timed out. @default DEFAULT_APPROVAL_TIMEOUT_MS (1 h) */
+  approvalTimeoutMs?: number;
 }
 
 interface ResolvedOptions {
@@ -67,6 +91,8 @@ interface ResolvedOptions {
   user: string | undefined;
   toolTimeoutMs: number | undefined;
   name: string;
+  runs: RunStore | undefined;
+  approvalTimeoutMs: number;
 }
 
 /** A call as the model sent it, what goes back to the model, and its parsed arguments or the problem. */
@@ -125,6 +151,14 @@ export class ToolUseAgent implements RunnableAgent {
       user: options.user,
       toolTimeoutMs: options.toolTimeoutMs,
       name: options.name ?? 'assistant',
+      runs: options.runs,
+      approvalTimeoutMs: numberOption(
+        'ToolUseAgent',
+        'approvalTimeoutMs',
+        options.approvalTimeoutMs,
+        DEFAULT_APPROVAL_TIMEOUT_MS,
+        { infinity: true },
+      ),
     };
   }
 
@@ -150,107 +184,322 @@ export class ToolUseAgent implements RunnableAgent {
     return traceAgentRun(this.#options.name, () => this.#run(input, options));
   }
 
+  /**
+   * Goes on with a run saved in the agent's run store (`runs`), from its last saved step: one paused for
+   * an approval (it waits for the decision, or acts on the one already made), or one a stopped process
+   * left. Resolves with the answer; events report what happens from here on.
+   *
+   * @throws ToolbusError `usage` without a run store; `not-found` for an unknown run; `config-conflict`
+   * when it has finished or another live process runs it (or claimed it first).
+   */
+  resume(runId: string, options: AgentRunOptions = {}): Promise<string> {
+    return traceAgentRun(this.#options.name, async () => {
+      const runs = this.#options.runs;
+      if (!runs) {
+        throw new ToolbusError(
+          'usage',
+          'ToolUseAgent.resume: this agent has no run store; pass { runs } to keep runs',
+        );
+      }
+      const handle = await runs.claim(runId);
+      if (!handle)
+        throw new ToolbusError('config-conflict', `run '${runId}' was claimed by another process first`);
+      const state = handle.state;
+      let session: LLMMessage[];
+      try {
+        session = state.messages.map(messageFromJson);
+      } catch (error) {
+        await handle.release();
+        throw new ToolbusError(
+          'invalid-config',
+          `run '${runId}' cannot be resumed: ${(error as Error).message}`,
+        );
+      }
+      state.status = pendingApprovals(state).length > 0 ? 'paused' : 'running';
+      return this.#loop(session, handle, options, state.user);
+    });
+  }
+
   async #run(input: string | readonly LLMMessage[], options: AgentRunOptions): Promise<string> {
     const o = this.#options;
-    const signal = options.signal;
     const user = options.user ?? o.user;
-    const onEvent = options.onEvent;
     const session: LLMMessage[] = [
       new SystemMessage({ content: o.systemMessage }),
       ...historyMessages(options.history),
       ...(typeof input === 'string' ? [new UserMessage({ content: input, source: 'user' })] : input),
     ];
-    let iteration = 0;
-    const usedIds = new Set<string>();
+    if (!o.runs) return this.#loop(session, undefined, options, user);
+    const now = new Date().toISOString();
+    const handle = await o.runs.create({
+      id: options.runId ?? `run-${randomUUID()}`,
+      status: 'running',
+      question: typeof input === 'string' ? input : lastUserText(input),
+      ...(user !== undefined ? { user } : {}),
+      ...(options.principal !== undefined ? { principal: options.principal } : {}),
+      ...(options.toolPolicy ? { tools: [...options.toolPolicy] } : {}),
+      step: 0,
+      maxIterations: o.maxIterations,
+      messages: session.map(messageToJson),
+      events: [],
+      created: now,
+      updated: now,
+    });
+    return this.#loop(session, handle, options, user);
+  }
+
+  /** The model → tools loop, from `session` (and the saved step in progress, when resuming). */
+  async #loop(
+    session: LLMMessage[],
+    handle: RunHandle | undefined,
+    options: AgentRunOptions,
+    user: string | undefined,
+  ): Promise<string> {
+    const o = this.#options;
+    const signal = options.signal;
+    const state = handle?.state;
+    let iteration = state?.step ?? 0;
+    const usedIds = new Set<string>(usedCallIds(session, state));
+    // Every event goes to the listener and, for a kept run, into its saved events (the stream a client
+    // reattaches to).
+    const onEvent = (event: AgentEvent): void => {
+      emit(options.onEvent, event);
+      handle?.record(toRunEvent(event));
+    };
+    const cancelled = new Set<RunCall>();
     try {
-      while (iteration < o.maxIterations) {
-        iteration++;
-        const result = await this.#create(session, o.tools.list(), signal);
-        if (typeof result.content === 'string') {
-          // A reasoning model's thinking behind the answer; without this event it was lost to listeners.
-          const reasoning = result.thought?.trim();
-          if (reasoning)
-            emit(onEvent, { type: 'thought', content: reasoning, endOfMessage: true, iteration });
-          checkAnswer(result);
-          emit(onEvent, {
-            type: 'answer',
-            content: result.content,
+      for (;;) {
+        let step = state?.current;
+        if (step === undefined) {
+          if (iteration >= o.maxIterations) break;
+          iteration++;
+          if (state) state.step = iteration;
+          const result = await this.#create(session, o.tools.list(), signal);
+          if (typeof result.content === 'string') {
+            // A reasoning model's thinking behind the answer; without this event it was lost to listeners.
+            const reasoning = result.thought?.trim();
+            if (reasoning) onEvent({ type: 'thought', content: reasoning, endOfMessage: true, iteration });
+            checkAnswer(result);
+            onEvent({
+              type: 'answer',
+              content: result.content,
+              endOfMessage: true,
+              iteration,
+              finishReason: 'answer',
+            });
+            await finishRun(handle, result.content);
+            return result.content;
+          }
+          const prepared = result.content.map((call, i) => ({
+            call,
+            id: uniqueCallId(call, i, iteration, usedIds),
+          }));
+          checkCutCalls(result, prepared);
+          const thought = result.thought?.trim();
+          onEvent({
+            type: 'thought',
+            content:
+              thought || `Calling ${prepared.map((p) => `${p.call.name}(${p.call.arguments})`).join(', ')}`,
             endOfMessage: true,
             iteration,
-            finishReason: 'answer',
           });
-          return result.content;
-        }
-        const prepared = result.content.map((call, i) => ({
-          call,
-          id: uniqueCallId(call, i, iteration, usedIds),
-        }));
-        checkCutCalls(result, prepared);
-        const thought = result.thought?.trim();
-        emit(onEvent, {
-          type: 'thought',
-          content:
-            thought || `Calling ${prepared.map((p) => `${p.call.name}(${p.call.arguments})`).join(', ')}`,
-          endOfMessage: true,
-          iteration,
-        });
-        const results = await mapWithLimit(prepared, o.parallelToolCalls, async (p) => {
-          // The model's own text: ToolSet.call is the one place it is parsed, looked up and validated.
-          const r = await callAgentTool(o.tools, p.call.name, p.call.arguments, {
-            callId: p.id,
-            user,
-            signal,
-            timeoutMs: o.toolTimeoutMs,
-            deadline: options.deadline,
-          });
-          const replayable = r.arguments !== undefined || !r.isError;
-          const event: AgentEvent = {
-            type: 'observation',
-            content: r.content,
-            endOfMessage: true,
-            iteration,
-            toolName: r.name,
-            callId: r.callId,
-            isError: r.isError,
-            ...(r.error ? { code: r.error.code } : {}),
-            ...(replayable ? {} : { rawArguments: p.call.arguments }),
+          step = {
+            ...(result.thought !== undefined ? { thought: result.thought } : {}),
+            calls: prepared.map((p) => ({ id: p.id, name: p.call.name, arguments: p.call.arguments })),
           };
-          emit(onEvent, event);
-          return r;
-        });
+          if (state && handle) {
+            state.current = step;
+            await handle.save();
+          }
+        }
+        await this.#runCalls(step, iteration, { handle, user, options, onEvent, cancelled });
         if (signal?.aborted) throw abortError(signal, 'agent run');
         session.push(
           new AssistantMessage({
-            // Replayed as sent, except argument text that is not a JSON object: providers reject a
-            // replayed call whose arguments are not JSON, so it becomes `{}` (the error says what was wrong).
-            content: prepared.map((p, i) => {
-              const r = results[i]!;
-              const text = r.arguments ?? (r.isError ? '{}' : p.call.arguments);
-              return { ...p.call, id: p.id, arguments: text };
-            }),
+            // Replayed as run: argument text that is not a JSON object became `{}` (providers reject a
+            // replayed call whose arguments are not JSON; the error says what was wrong), and an
+            // approver's edit replaces the model's arguments.
+            content: step.calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
             source: o.name,
-            ...(result.thought !== undefined ? { thought: result.thought } : {}),
+            ...(step.thought !== undefined ? { thought: step.thought } : {}),
           }),
         );
         session.push(
           new FunctionExecutionResultMessage({
-            content: results.map(
-              (r) =>
+            content: step.calls.map(
+              (c) =>
                 new FunctionExecutionResult({
-                  callId: r.callId,
-                  content: r.content,
-                  isError: r.isError,
-                  name: r.name,
+                  callId: c.id,
+                  content: c.result?.content ?? '',
+                  isError: c.result?.isError ?? true,
+                  name: c.name,
                 }),
             ),
           }),
         );
+        if (state && handle) {
+          delete state.current;
+          state.status = 'running';
+          state.messages = session.map(messageToJson);
+          await handle.save();
+        }
       }
       const answer = await this.#finish(session, signal);
-      return answerAtLimit(onEvent, answer, iteration);
+      answerAtLimit(onEvent, answer, iteration);
+      await finishRun(handle, answer);
+      return answer;
     } catch (error) {
-      throw failRun(onEvent, error, signal, iteration);
+      const reason: unknown = signal?.reason;
+      const stopping = isToolbusError(reason) && reason.code === 'unavailable';
+      if (
+        handle &&
+        state &&
+        !handle.lost &&
+        signal?.aborted &&
+        (stopping || pendingApprovals(state).length > 0)
+      ) {
+        // The caller went away while the run waits for a person, or the service stops: the run keeps its
+        // status, owned by nobody. A replica goes on with it: at once for a running one, on the first
+        // decision for a paused one. Calls the abort cut short run again then.
+        for (const c of cancelled) delete c.result;
+        await handle.release();
+        throw failRun(options.onEvent, error, signal, iteration);
+      }
+      const failure = failRun(options.onEvent, error, signal, iteration);
+      if (handle && state && !handle.lost) {
+        state.status = 'failed';
+        state.error = { code: failure.code, message: failure.message };
+        handle.record({ type: 'error', content: failure.message, iteration });
+        await handle.release();
+      }
+      throw failure;
     }
+  }
+
+  /**
+   * Runs the calls of a step that have no result yet. Calls that need approval wait for their decision
+   * (the run is saved as paused) while the others run at once, at most `parallelToolCalls` at a time.
+   */
+  async #runCalls(step: RunStep, iteration: number, run: StepContext): Promise<void> {
+    const o = this.#options;
+    const { options, user, handle } = run;
+    const open = step.calls.filter((c) => c.result === undefined);
+    const held = await Promise.all(
+      open.map((c) => c.approval !== undefined || (handle !== undefined && this.#needsApproval(c, user))),
+    );
+    const direct = open.filter((_, i) => !held[i]);
+    const approvals = open.filter((_, i) => held[i]);
+    await Promise.all([
+      mapWithLimit(direct, o.parallelToolCalls, async (c) => {
+        // The model's own text: ToolSet.call is the one place it is parsed, looked up and validated.
+        const r = await callAgentTool(o.tools, c.name, c.arguments, this.#callOptions(c, user, options));
+        await this.#finishCall(c, r, iteration, run);
+      }),
+      ...approvals.map((c) => this.#callOnceDecided(c, iteration, run)),
+    ]);
+  }
+
+  /** Whether the model's call needs approval (false for an unknown tool or arguments that do not parse). */
+  async #needsApproval(c: RunCall, user: string | undefined): Promise<boolean> {
+    const tool = this.#options.tools.get(c.name);
+    if (!tool || tool.needsApproval === undefined || tool.needsApproval === false) return false;
+    const parsed = parseToolArguments(c.name, c.arguments);
+    if (parsed instanceof ToolError) return false;
+    return approvalNeeded(tool, parsed, { toolName: c.name, callId: c.id, user });
+  }
+
+  /** Asks for approval (once: a resumed run finds its request), waits for the decision, then acts on it. */
+  async #callOnceDecided(c: RunCall, iteration: number, run: StepContext): Promise<void> {
+    const o = this.#options;
+    const runs = o.runs!;
+    const handle = run.handle!;
+    const state = handle.state;
+    const args = parseToolArguments(c.name, c.arguments) as Record<string, unknown>;
+    const announce = c.approval === undefined;
+    const request = await runs.request({
+      runId: state.id,
+      callId: c.id,
+      tool: c.name,
+      arguments: args,
+      user: run.user,
+      principal: state.principal,
+      timeoutMs: o.approvalTimeoutMs,
+    });
+    c.approval = request.id;
+    if (request.status === 'pending') state.status = 'paused';
+    if (announce) {
+      run.onEvent({
+        type: 'approval',
+        content: JSON.stringify(request),
+        endOfMessage: true,
+        iteration,
+        toolName: c.name,
+        callId: c.id,
+        approval: request,
+      });
+    }
+    await handle.save();
+    const decided = await runs.waitForDecision(request.id, run.options.signal);
+    if (pendingApprovals(state).every((id) => id === request.id)) state.status = 'running';
+    const decision = decided.decision ?? { by: 'unknown', time: decided.time };
+    if (decided.status === 'approved') {
+      const text = decision.arguments ? JSON.stringify(decision.arguments) : c.arguments;
+      c.arguments = text;
+      const r = await callAgentTool(o.tools, c.name, text, {
+        ...this.#callOptions(c, run.user, run.options),
+        approvedBy: decision.by,
+      });
+      await this.#finishCall(c, r, iteration, run);
+      return;
+    }
+    const content = denialText(decision);
+    await this.#finishCall(
+      c,
+      {
+        name: c.name,
+        callId: c.id,
+        content,
+        isError: true,
+        error: new ToolError('denied', content, { toolName: c.name }),
+        arguments: c.arguments,
+      },
+      iteration,
+      run,
+    );
+  }
+
+  #callOptions(c: RunCall, user: string | undefined, options: AgentRunOptions): AgentToolCall {
+    return {
+      callId: c.id,
+      user,
+      signal: options.signal,
+      timeoutMs: this.#options.toolTimeoutMs,
+      deadline: options.deadline,
+    };
+  }
+
+  /** Keeps a call's result (saved with the run) and reports it as an observation. */
+  async #finishCall(c: RunCall, r: ToolResult, iteration: number, run: StepContext): Promise<void> {
+    const replayable = r.arguments !== undefined || !r.isError;
+    const raw = c.arguments;
+    c.arguments = r.arguments ?? (r.isError ? '{}' : c.arguments);
+    c.result = {
+      content: r.content,
+      isError: r.isError,
+      ...(r.error ? { code: r.error.code } : {}),
+    };
+    if (run.options.signal?.aborted) run.cancelled.add(c);
+    run.onEvent({
+      type: 'observation',
+      content: r.content,
+      endOfMessage: true,
+      iteration,
+      toolName: r.name,
+      callId: r.callId,
+      isError: r.isError,
+      ...(r.error ? { code: r.error.code } : {}),
+      ...(replayable ? {} : { rawArguments: raw }),
+    });
+    await run.handle?.save();
   }
 
   /** The answer when the step budget is used up: the reflection's, or a message saying so. */
@@ -331,4 +580,59 @@ function uniqueCallId(call: FunctionCall, index: number, iteration: number, used
   for (let n = 2; usedIds.has(id); n++) id = `call_${iteration}_${index}_${n}`;
   usedIds.add(id);
   return id;
+}
+
+/** What the calls of one step share. */
+interface StepContext {
+  handle: RunHandle | undefined;
+  user: string | undefined;
+  options: AgentRunOptions;
+  onEvent: (event: AgentEvent) => void;
+  /** Calls that ended after the run was aborted: not kept when the run stays paused. */
+  cancelled: Set<RunCall>;
+}
+
+/** Ends a kept run with its answer. */
+async function finishRun(handle: RunHandle | undefined, answer: string): Promise<void> {
+  if (!handle) return;
+  handle.state.status = 'done';
+  handle.state.answer = answer;
+  delete handle.state.current;
+  await handle.release();
+}
+
+/** The saved form of an event. */
+function toRunEvent(event: AgentEvent): Omit<RunEvent, 'seq'> {
+  const base = { type: event.type, content: event.content, iteration: event.iteration };
+  switch (event.type) {
+    case 'observation':
+      return {
+        ...base,
+        toolName: event.toolName,
+        callId: event.callId,
+        isError: event.isError,
+        ...(event.code ? { code: event.code } : {}),
+      };
+    case 'approval':
+      return { ...base, toolName: event.toolName, callId: event.callId, approval: event.approval };
+    default:
+      return base;
+  }
+}
+
+/** The ids already used in a resumed run: a new step must not reuse one. */
+function usedCallIds(session: readonly LLMMessage[], state: RunState | undefined): string[] {
+  const ids = session.flatMap((m) =>
+    m.type === 'AssistantMessage' && typeof m.content !== 'string' ? m.content.map((c) => c.id) : [],
+  );
+  return [...ids, ...(state?.current?.calls.map((c) => c.id) ?? [])];
+}
+
+/** The question of a run given as messages: the last user message's text. */
+function lastUserText(messages: readonly LLMMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.type === 'UserMessage') return m.content;
+  }
+  return '';
 }

@@ -9,7 +9,8 @@
  * ```json
  * { "message_type": "thought", "content": "I need a joke", "end_of_message": true, "end_of_dialog": false, "error": null }
  * ```
- * `message_type` is `thought`, `observation`, `answer` or `error`. The last response of a request has
+ * `message_type` is `thought`, `observation`, `answer` or `error`, and (a toolbus extension, only for
+ * tools that need approval) `approval`, whose content is the approval request as JSON. The last response of a request has
  * `end_of_dialog: true`: an `answer` (with empty content when the answer was streamed in pieces) or an
  * `error` with `error: { type, message }` (`agent-error` for a failed run).
  *
@@ -35,6 +36,13 @@ export interface AgentRequest {
    * policy. A toolbus extension (`tools` on the wire); absent, every tool. @default undefined
    */
   tools?: string[];
+  /**
+   * The id to save the run under (`run/<id>`) when the service keeps runs: the gateway picks it, so it
+   * can tell its client before the run starts. A toolbus extension (`run_id`). @default generated
+   */
+  runId?: string;
+  /** The principal that asked, as the gateway verified it. A toolbus extension. @default undefined */
+  principal?: string;
 }
 
 /** The error of an `error` response. */
@@ -49,6 +57,8 @@ export const AgentMessageType = {
   Observation: 'observation',
   Answer: 'answer',
   Error: 'error',
+  /** A toolbus extension: a call waits for approval; `content` is the approval request as JSON. */
+  Approval: 'approval',
 } as const;
 /** One of {@link AgentMessageType}'s values. */
 export type AgentMessageType = (typeof AgentMessageType)[keyof typeof AgentMessageType];
@@ -87,6 +97,8 @@ export function encodeAgentRequest(request: AgentRequest): string {
     ...(request.history ? { history: request.history } : {}),
     streaming: request.streaming,
     ...(request.tools ? { tools: request.tools } : {}),
+    ...(request.runId !== undefined ? { run_id: request.runId } : {}),
+    ...(request.principal !== undefined ? { principal: request.principal } : {}),
   });
 }
 
@@ -101,6 +113,8 @@ export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
   const streaming = value['streaming'] ?? false;
   const history = value['history'];
   const tools = value['tools'];
+  const runId = value['run_id'];
+  const principal = value['principal'];
   if (typeof question !== 'string' || question.trim() === '') {
     throw invalid(`field 'question' must be a non-empty string, got ${describe(question)}`);
   }
@@ -108,6 +122,17 @@ export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
   if (typeof streaming !== 'boolean')
     throw invalid(`field 'streaming' must be a boolean, got ${describe(streaming)}`);
   const request: AgentRequest = { question, user, streaming };
+  if (runId !== undefined && runId !== null) {
+    if (typeof runId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.=-]{0,127}$/.test(runId)) {
+      throw invalid(`field 'run_id' must be 1-128 characters of [A-Za-z0-9_.=-], got ${describe(runId)}`);
+    }
+    request.runId = runId;
+  }
+  if (principal !== undefined && principal !== null) {
+    if (typeof principal !== 'string')
+      throw invalid(`field 'principal' must be a string, got ${describe(principal)}`);
+    request.principal = principal;
+  }
   if (tools !== undefined && tools !== null) {
     if (!Array.isArray(tools) || !tools.every((t): t is string => typeof t === 'string')) {
       throw invalid(`field 'tools' must be an array of tool-name globs, got ${describe(tools)}`);

@@ -37,6 +37,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: 'show the audit log: tool calls and denied requests',
     load: async () => (await import('./commands/audit.js')).command,
   },
+  approvals: {
+    summary: 'list, approve and deny tool calls that wait for approval',
+    load: async () => (await import('./commands/approvals.js')).command,
+  },
   service: {
     summary: 'run a tool service module in its own process (on NATS)',
     load: async () => (await import('./commands/service.js')).command,

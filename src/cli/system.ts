@@ -12,11 +12,14 @@ import {
   createGateway,
   type Gateway,
   type GatewayAgent,
+  type GatewayAgentEvent,
   type GatewayOptions,
   type ReadinessCheck,
 } from '../gateway/index.js';
 import { ToolRegistry, configAllowlistFromEnv } from '../registry/index.js';
-import type { AgentClient } from '../agents/index.js';
+import type { AgentClient, AgentStreamEvent } from '../agents/index.js';
+import { approvalFromJson, RunStore } from '../runs/index.js';
+import type { JsonValue } from '../schema/index.js';
 import type { DynamicToolService } from '../services/index.js';
 import type { McpBridgeTools, McpHttpHandler } from '../adapters/mcp/index.js';
 import { ToolbusMetrics } from '../observability/index.js';
@@ -55,6 +58,10 @@ export interface SystemOptions {
   agentUnavailableMessage: string;
   /** The audit log (`--no-audit`, `--audit-args`, limits). @default none kept */
   audit?: AuditSettings | undefined;
+  /** How long an approval request waits before it is denied. @default DEFAULT_APPROVAL_TIMEOUT_MS (1 h) */
+  approvalTimeoutMs?: number | undefined;
+  /** Let the principal that started a run decide its approvals (`--allow-self-approval`). @default false */
+  allowSelfApproval?: boolean | undefined;
   /** The process's log: bus outages, registry changes and problems, service errors, denied requests. */
   logger?: CliLogger | undefined;
 }
@@ -132,12 +139,30 @@ function gatewayAgent(client: AgentClient): GatewayAgent {
         signal: options.signal,
         ...(options.tools ? { tools: options.tools } : {}),
         ...(options.history ? { history: options.history } : {}),
-        ...(options.onEvent
-          ? { onEvent: (e) => options.onEvent?.({ type: e.type, content: e.content }) }
-          : {}),
+        ...(options.runId !== undefined ? { runId: options.runId } : {}),
+        ...(options.principal !== undefined ? { principal: options.principal } : {}),
+        // A run that waits for a person lives as long as its client does (the HTTP connection), not
+        // the client's default ten minutes; when the client goes, a paused run stays paused.
+        timeoutMs: Infinity,
+        ...(options.onEvent ? { onEvent: (e) => options.onEvent?.(gatewayEvent(e)) } : {}),
       });
     },
   };
+}
+
+/** An agent-stream event as the gateway streams it: an approval's JSON content also parsed. */
+function gatewayEvent(e: AgentStreamEvent): GatewayAgentEvent {
+  if (e.type !== 'approval') return { type: e.type, content: e.content };
+  const approval = approvalFromJson(safeJson(e.content));
+  return { type: e.type, content: e.content, ...(approval ? { approval } : {}) };
+}
+
+function safeJson(text: string): JsonValue | undefined {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The gateway's `/mcp` handler, made on first use; `close()` closes it if it was made. */
@@ -269,18 +294,33 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     }
 
     let agent: GatewayAgent | undefined;
+    let runs: RunStore | undefined;
     if (options.model) {
       const model = options.model;
       metrics.observeModel(options.modelName ?? 'model', model);
       // Loaded only with a model: a start without one serves no agent.
       const { AgentClient, AgentService, ToolUseAgent } = await import('../agents/index.js');
-      const everyTool = new ToolUseAgent({ model, tools: registry.tools });
+      // Runs are kept in the system's store: a run paused for an approval survives a restart, and any
+      // replica on the same NATS goes on with it once someone decides.
+      const runStore = new RunStore(store, {
+        bus,
+        ...(logger ? { onProblem: (message) => logger.warn({ event: 'runs.problem' }, message) } : {}),
+      });
+      cleanups.push(async () => runStore.close());
+      runs = runStore;
+      const agentOptions = {
+        model,
+        runs: runStore,
+        ...(options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
+      };
+      const everyTool = new ToolUseAgent({ ...agentOptions, tools: registry.tools });
       const agentService = new AgentService({
         bus,
+        runs: runStore,
         // A run for a principal with a tool policy offers the model only the tools it may use.
         agent: (request) =>
           request.tools
-            ? new ToolUseAgent({ model, tools: toolsMatching(registry.tools, request.tools) })
+            ? new ToolUseAgent({ ...agentOptions, tools: toolsMatching(registry.tools, request.tools) })
             : everyTool,
       });
       await agentService.start();
@@ -319,6 +359,8 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       store,
       policy,
       ...(agent ? { agent } : {}),
+      ...(runs ? { runs } : {}),
+      allowSelfApproval: options.allowSelfApproval === true,
       agentUnavailableMessage: options.agentUnavailableMessage,
       allowedHosts: options.allowedHosts ?? [],
       allowedOrigins: options.allowedOrigins ?? [],

@@ -12,6 +12,10 @@ export const ToolErrorCode = {
   Cancelled: 'cancelled',
   Unavailable: 'unavailable',
   TooLarge: 'too-large',
+  /** The tool needs a person's approval first (`Tool.needsApproval`), and the call had none. */
+  ApprovalRequired: 'approval-required',
+  /** A person (or the approval timeout) denied the call. */
+  Denied: 'denied',
 } as const;
 /** One of {@link ToolErrorCode}'s values. */
 export type ToolErrorCode = (typeof ToolErrorCode)[keyof typeof ToolErrorCode];
@@ -26,6 +30,8 @@ export const SchemaErrorCode = {
 export const ConfigErrorCode = {
   InvalidConfig: 'invalid-config',
   ConfigConflict: 'config-conflict',
+  /** A decision on an approval that was already decided. */
+  AlreadyDecided: 'already-decided',
   StoreError: 'store-error',
   NotAllowed: 'not-allowed',
 } as const;

@@ -2,15 +2,19 @@
  * @module `POST /api/v1/agent`: one question to the agent, answered as JSON or streamed as server-sent
  * events (`thought`, `observation`, then `answer` or `error`).
  */
+import { randomUUID } from 'node:crypto';
 import type { AccessPolicy } from '../policy/index.js';
+import type { ApprovalRequest } from '../runs/index.js';
 import { HttpError, sendJson } from './http-error.js';
 import { headerValue, isPlainObject, type RouteContext } from './route-context.js';
 import { admitCall, requirePermission, userOf } from './route-access.js';
 
 /** An event of a running agent, as streamed to HTTP clients. */
 export interface GatewayAgentEvent {
-  type: 'thought' | 'observation' | 'answer' | 'error';
+  type: 'thought' | 'observation' | 'answer' | 'error' | 'approval';
   content: string;
+  /** On `approval` events: the approval request (`content` holds it as JSON text). */
+  approval?: ApprovalRequest;
 }
 
 /** A past turn passed to the agent. */
@@ -32,6 +36,10 @@ export interface GatewayAgent {
        */
       tools?: readonly string[] | undefined;
       history?: GatewayHistoryItem[];
+      /** The id to keep the run under, when the agent keeps runs (sent to the client as `toolbus-run`). */
+      runId?: string;
+      /** The verified principal asking: kept with the run and its approval requests. */
+      principal?: string;
       signal: AbortSignal;
       onEvent?: (event: GatewayAgentEvent) => void;
     },
@@ -40,6 +48,8 @@ export interface GatewayAgent {
 
 /** What the agent route needs of the gateway's options. */
 export interface AgentRouteOptions {
+  /** The agent keeps runs: each request gets a run id, sent as the `toolbus-run` header. */
+  runs: boolean;
   agent: GatewayAgent | undefined;
   agentUnavailableMessage: string | undefined;
   defaultUser: string;
@@ -98,8 +108,16 @@ export async function handleAgentRoute(ctx: RouteContext, options: AgentRouteOpt
   const tools = policy.toolGlobs(principal);
   const question = body.question;
   const release = admitCall(ctx, policy, principal);
+  const runId = options.runs ? `run-${randomUUID()}` : undefined;
+  if (runId) ctx.res.setHeader('toolbus-run', runId);
   try {
-    await answer(ctx, agent, question, { user, tools, history, signal }, options.heartbeatMs);
+    await answer(
+      ctx,
+      agent,
+      question,
+      { user, tools, history, signal, principal: principal.name, ...(runId ? { runId } : {}) },
+      options.heartbeatMs,
+    );
   } finally {
     release();
   }
@@ -114,15 +132,18 @@ async function answer(
     tools: readonly string[] | undefined;
     history: GatewayHistoryItem[] | undefined;
     signal: AbortSignal;
+    principal: string;
+    runId?: string;
   },
   heartbeatMs: number,
 ): Promise<void> {
   const { req, res } = ctx;
   const { user, tools, history, signal } = run;
+  const ids = { principal: run.principal, ...(run.runId ? { runId: run.runId } : {}) };
   const wantsStream = (headerValue(req, 'accept') ?? '').includes('text/event-stream');
   if (!wantsStream) {
-    const answer = await agent.ask(question, { user, tools, history, signal });
-    sendJson(res, 200, { answer }, ctx.headers);
+    const answer = await agent.ask(question, { user, tools, history, signal, ...ids });
+    sendJson(res, 200, { answer, ...(run.runId ? { run: run.runId } : {}) }, ctx.headers);
     return;
   }
   res.writeHead(200, {
@@ -144,6 +165,7 @@ async function answer(
       tools,
       history,
       signal,
+      ...ids,
       onEvent: (event) => {
         if (event.type !== 'answer') send(event);
       },

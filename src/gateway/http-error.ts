@@ -73,10 +73,14 @@ export function statusForCode(code: string): number {
     case 'unauthorized':
       return 401;
     case 'forbidden':
+    case 'approval-required':
       return 403;
+    case 'not-found':
+      return 404;
     case 'unknown-tool':
       return 404;
     case 'config-conflict':
+    case 'already-decided':
       return 409;
     case 'too-large':
       return 413;

@@ -17,6 +17,9 @@
  * | GET    | /metrics                          | Prometheus text format, when `metrics` is given        |
  * | GET    | /api/v1/ready                     | readiness per part (store, model, `readiness`): 200/503 |
  * | GET    | /api/v1/audit                     | audit entries (`?tool=&user=&since=&limit=`), when `audit` is given |
+ * | GET    | /api/v1/approvals                 | approval requests (`?status=pending|approved|denied|all`), when `runs` is given |
+ * | GET/POST | /api/v1/approvals/{id}          | one request; POST `{ decision, reason?, arguments? }` decides it |
+ * | GET    | /api/v1/runs/{id}                 | a saved agent run; `/events` streams its events (SSE) |
  */
 import { listenHttp } from './listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -39,6 +42,8 @@ import { sendMetrics, type GatewayMetrics } from './metrics-route.js';
 import { defaultReadinessChecks, sendReadiness, type ReadinessCheck } from './ready-route.js';
 import { setRequestRoute, traceRequest } from './request-tracing.js';
 import { handleAuditRoute } from './audit-route.js';
+import { decideApproval, getApproval, getRun, listApprovals, streamRunEvents } from './run-routes.js';
+import type { RunStore } from '../runs/index.js';
 import type { AuditReader } from '../audit/index.js';
 
 /** The default cap on a request body. */
@@ -147,6 +152,14 @@ export interface GatewayOptions {
   readiness?: Readonly<Record<string, ReadinessCheck>>;
   /** Handles `/mcp` (Streamable HTTP). @default none (404) */
   mcpHandler?: (req: IncomingMessage, res: ServerResponse, request: GatewayMcpRequest) => Promise<void>;
+  /**
+   * Approval requests and saved agent runs, served at `/api/v1/approvals` and `/api/v1/runs` (the same
+   * store the agent keeps its runs in). With it, `POST /api/v1/agent` gives each run an id, sent back as
+   * the `toolbus-run` header. @default none (404 on those routes)
+   */
+  runs?: RunStore;
+  /** Let the principal that started a run decide its approvals. @default false */
+  allowSelfApproval?: boolean;
   /** The default `user` for agent and tool calls without one. @default 'anonymous' */
   defaultUser?: string;
   /**
@@ -256,7 +269,15 @@ export function createGateway(options: GatewayOptions): Gateway {
     refresh: options.refresh,
     policy,
   };
+  const runRoutes = {
+    runs: options.runs,
+    tools: options.tools,
+    policy,
+    allowSelfApproval: options.allowSelfApproval === true,
+    heartbeatMs,
+  };
   const agentRoute = {
+    runs: options.runs !== undefined,
     agent: options.agent,
     agentUnavailableMessage: options.agentUnavailableMessage,
     defaultUser,
@@ -354,6 +375,25 @@ export function createGateway(options: GatewayOptions): Gateway {
       handle: (ctx, [name]) => handleToolInvoke(ctx, toolRoutes, decodePathPart(name!)),
     },
     { path: /^\/api\/v1\/agent$/, methods: ['POST'], handle: (ctx) => handleAgentRoute(ctx, agentRoute) },
+    { path: /^\/api\/v1\/approvals$/, methods: ['GET'], handle: (ctx) => listApprovals(ctx, runRoutes) },
+    {
+      path: /^\/api\/v1\/approvals\/([^/]+)$/,
+      methods: ['GET', 'POST'],
+      handle: (ctx, [id]) =>
+        ctx.method === 'POST'
+          ? decideApproval(ctx, runRoutes, decodePathPart(id!))
+          : getApproval(ctx, runRoutes, decodePathPart(id!)),
+    },
+    {
+      path: /^\/api\/v1\/runs\/([^/]+)$/,
+      methods: ['GET'],
+      handle: (ctx, [id]) => getRun(ctx, runRoutes, decodePathPart(id!)),
+    },
+    {
+      path: /^\/api\/v1\/runs\/([^/]+)\/events$/,
+      methods: ['GET'],
+      handle: (ctx, [id]) => streamRunEvents(ctx, runRoutes, decodePathPart(id!)),
+    },
     {
       path: /^\/metrics$/,
       methods: ['GET'],

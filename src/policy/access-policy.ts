@@ -27,12 +27,14 @@ import {
 import { TokenBucket, type Rate } from './rate-limit.js';
 
 /** What a principal may do besides calling tools; see {@link AccessPolicy.can}. */
-export type Permission = 'read-tools' | 'call-tools' | 'ask-agent' | 'config' | 'audit' | 'metrics';
+export type Permission =
+  'read-tools' | 'call-tools' | 'ask-agent' | 'decide-approvals' | 'config' | 'audit' | 'metrics';
 
 const PERMISSIONS: Record<Permission, readonly Role[]> = {
   'read-tools': [Role.Admin, Role.Caller, Role.Approver],
   'call-tools': [Role.Admin, Role.Caller],
   'ask-agent': [Role.Admin, Role.Caller],
+  'decide-approvals': [Role.Admin, Role.Approver],
   config: [Role.Admin],
   audit: [Role.Admin],
   metrics: [Role.Admin],
@@ -119,7 +121,7 @@ function digest(text: string): Buffer {
  * The access policy of a gateway.
  *
  * - A role gives permissions ({@link Permission}): admin everything; caller tools, the agent and `/mcp`;
- *   approver reads tools; impersonate names the user.
+ *   approver reads tools and decides approvals; impersonate names the user.
  * - A tool is visible and callable when the principal's own globs allow it (none: every tool) and one of
  *   its roles does (a `role/NAME` item's `tools`; a role without one allows every tool).
  * - Quotas: the principal's `rate` (else its roles' strictest), each tool's `quota/TOOL`, and at most

@@ -5,7 +5,7 @@
 import type { MessageBus } from '../bus/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
 import type { JsonValue } from '../schema/index.js';
-import { MAX_TIMER_MS, validateToolName } from '../tools/index.js';
+import { MAX_TIMER_MS, requireApproval, validateToolName, type Tool } from '../tools/index.js';
 import { ToolbusError, didYouMean } from '../errors/index.js';
 import { TOOL_TYPE_PROVIDERS, toolTypeOf } from './builtin-tool-types.js';
 import { assertConfigAllowed, type ConfigAllowlist } from './config-allowlist.js';
@@ -169,7 +169,7 @@ export class ToolBuilder {
         const { type, descriptor: object } = toolTypeOf(descriptor, ctx);
         const factory = factories.get(type);
         if (!factory) throw unknownType(type, key, [...factories.keys()]);
-        const tool = await factory(structuredClone(object), ctx);
+        const tool = approvalOf(object, key, await factory(structuredClone(object), ctx));
         if (refused !== undefined) throw refused;
         validateToolName(tool.name);
         return { built: { descriptorJson, lookups, tool, warnings, controller } };
@@ -223,4 +223,20 @@ function unknownType(type: string, key: string, known: string[]): ToolbusError {
     ? `config 'tool/${key}': tool type '${type}' is not installed in this registry; ${provider}`
     : `config 'tool/${key}': unknown tool type '${type}'${didYouMean(type, known)}; known types: ${known.join(', ')}`;
   return new ToolbusError('invalid-config', message);
+}
+
+/**
+ * The tool an item describes, with its `"approval"` field applied: `"always"` (every call needs a
+ * person's approval first) or `"never"` (the default). The model's schema is the same either way.
+ *
+ * @throws ToolbusError `invalid-config` for any other value.
+ */
+function approvalOf(descriptor: Record<string, unknown>, key: string, tool: Tool): Tool {
+  const approval = descriptor['approval'];
+  if (approval === undefined || approval === 'never') return tool;
+  if (approval === 'always') return requireApproval(tool);
+  throw new ToolbusError(
+    'invalid-config',
+    `config 'tool/${key}': field 'approval' must be "always" or "never", got ${JSON.stringify(approval)}`,
+  );
 }

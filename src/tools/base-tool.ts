@@ -20,6 +20,7 @@ import { LazyAbortController } from './lazy-abort-controller.js';
 import { onAbort } from './abort-fanout.js';
 import { validateToolName } from './tool-name.js';
 import { CallIdSource } from './call-id.js';
+import type { NeedsApproval } from './approval.js';
 
 /** Options of {@link BaseTool}. */
 export interface BaseToolOptions {
@@ -33,6 +34,8 @@ export interface BaseToolOptions {
   strict?: boolean;
   /** Side-effect hints. @default undefined */
   annotations?: ToolAnnotations;
+  /** Calls need a person's approval first: `true`, or a predicate over the arguments. @default never */
+  needsApproval?: NeedsApproval;
 }
 
 /** A signal, or anything carrying one (a `CancellationToken`). */
@@ -78,6 +81,7 @@ export abstract class BaseTool implements Tool {
   readonly name: string;
   readonly description: string;
   readonly annotations?: ToolAnnotations;
+  readonly needsApproval?: NeedsApproval;
   readonly #strict: boolean;
   readonly #parameters: ObjectJsonSchema;
   readonly #validate: Validator;
@@ -96,6 +100,16 @@ export abstract class BaseTool implements Tool {
     this.description = options.description;
     this.#strict = options.strict ?? false;
     if (options.annotations !== undefined) this.annotations = { ...options.annotations };
+    if (options.needsApproval !== undefined) {
+      const rule = options.needsApproval;
+      if (typeof rule !== 'boolean' && typeof rule !== 'function') {
+        throw new ToolbusError(
+          'usage',
+          `tool '${options.name}': needsApproval must be true, false or a function (args, ctx) => boolean`,
+        );
+      }
+      this.needsApproval = rule;
+    }
     try {
       this.#parameters = toParametersSchema(options.parameters);
       this.#validate = createValidator(options.parameters, { jsonSchema: this.#parameters });

@@ -6,6 +6,7 @@ import type { ParametersSource } from '../schema/index.js';
 import { BaseTool, type BaseToolOptions } from './base-tool.js';
 import { ToolbusError } from '../errors/index.js';
 import type { ToolAnnotations, ToolCallContext } from './tool.js';
+import type { ApprovalContext, NeedsApproval } from './approval.js';
 
 /** The arguments a function receives for `parameters` S: zod's (or any Standard Schema's) output type. */
 export type InferToolArgs<S> = S extends StandardSchemaV1
@@ -24,6 +25,11 @@ export interface FunctionToolOptions<S extends ParametersSource> {
   strict?: boolean;
   /** Side-effect hints. @default undefined */
   annotations?: ToolAnnotations;
+  /**
+   * Calls need a person's approval before they run: `true`, or a predicate over the validated
+   * arguments (`(args) => args.amount > 100`). The model's schema does not change. @default never
+   */
+  needsApproval?: boolean | ((args: InferToolArgs<S>, ctx: ApprovalContext) => boolean | Promise<boolean>);
 }
 
 /** The function behind a {@link FunctionTool}. */
@@ -66,6 +72,7 @@ export class FunctionTool<S extends ParametersSource = ParametersSource> extends
     };
     if (options.strict !== undefined) base.strict = options.strict;
     if (options.annotations !== undefined) base.annotations = options.annotations;
+    if (options.needsApproval !== undefined) base.needsApproval = options.needsApproval as NeedsApproval;
     super(base);
     this.#fn = fn;
   }

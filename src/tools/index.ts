@@ -37,6 +37,8 @@ export type { ToolSetOptions, ToolSetHooks, ToolCallEvent, ToolResultEvent } fro
 export { hookList, notifyHooks, runHooks } from './hooks.js';
 export type { Hook, HookFn } from './hooks.js';
 export { LiveToolSet } from './live-tool-set.js';
+export { approvalNeeded, checkToolArguments, requireApproval } from './approval.js';
+export type { ApprovalContext, NeedsApproval } from './approval.js';
 export { truncateOutput } from './truncate-output.js';
 export type { TruncatedOutput } from './truncate-output.js';
 /** Shared with services/ (not part of the root API): per-call timeouts on one timer per timeout value. */

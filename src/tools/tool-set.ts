@@ -18,6 +18,7 @@ import type {
   ToolResult,
 } from './tool.js';
 import { validateToolName } from './tool-name.js';
+import { approvalNeeded } from './approval.js';
 import { truncateOutput } from './truncate-output.js';
 import { BaseTool, runFailure, startRun } from './base-tool.js';
 import { CallIdSource } from './call-id.js';
@@ -310,7 +311,46 @@ export class ToolSet implements ToolProvider {
       return Promise.resolve(failure(name, callId, unknownTool(name, this.#list, more), replay));
     }
     if (parsed instanceof ToolError) return Promise.resolve(failure(name, callId, parsed));
+    const approval = tool.needsApproval;
+    if (approval !== undefined && approval !== false && options.approvedBy === undefined) {
+      return this.#callNeedingApproval(tool, parsed, replay, options, callId, user);
+    }
+    return this.#start(tool, parsed, replay, options, callId, user);
+  }
 
+  /** A call of a tool that may need approval and has none: refused if this call needs it, else run. */
+  async #callNeedingApproval(
+    tool: Tool,
+    parsed: Record<string, unknown>,
+    replay: string | undefined,
+    options: ToolCallOptions,
+    callId: string,
+    user: string | undefined,
+  ): Promise<ToolResult> {
+    const name = tool.name;
+    if (await approvalNeeded(tool, parsed, { toolName: name, callId, user })) {
+      const error = new ToolError(
+        'approval-required',
+        `tool '${name}' needs a person's approval before it runs, and this call has none: call it ` +
+          'through an agent run that pauses for approvals (toolbus ask, POST /api/v1/agent), or pass ' +
+          'approvedBy once someone has approved',
+        { toolName: name },
+      );
+      return failure(name, callId, error, replay);
+    }
+    return this.#start(tool, parsed, replay, options, callId, user);
+  }
+
+  /** Starts a call whose tool exists and whose arguments parsed (see {@link #call}). */
+  #start(
+    tool: Tool,
+    parsed: Record<string, unknown>,
+    replay: string | undefined,
+    options: ToolCallOptions,
+    callId: string,
+    user: string | undefined,
+  ): Promise<ToolResult> {
+    const name = tool.name;
     const timeoutMs = options.timeoutMs ?? tool.timeoutMs ?? this.#options.timeoutMs;
     if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
       return Promise.resolve(

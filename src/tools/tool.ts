@@ -3,6 +3,7 @@
  */
 import type { JsonSchema, ToolSchema } from '../schema/index.js';
 import type { ToolError } from './errors.js';
+import type { NeedsApproval } from './approval.js';
 
 /** Hints about a tool's side effects, with MCP's meaning. Used to decide whether a retry is safe. */
 export interface ToolAnnotations {
@@ -58,6 +59,13 @@ export interface Tool {
    */
   readonly timeoutMs?: number;
   /**
+   * Whether a call needs a person's approval before it runs: `true`, or a predicate over the arguments.
+   * The model's schema does not show it. An agent with a run store pauses the run and asks; any other
+   * caller gets an `approval-required` error result unless it passes `ToolCallOptions.approvedBy`.
+   * @default undefined (never)
+   */
+  readonly needsApproval?: NeedsApproval;
+  /**
    * Validates `args` against the schema, then runs the tool.
    *
    * Rejects with a {@link ToolError}: `invalid-arguments`, `tool-error`, `cancelled`, and for remote
@@ -112,6 +120,12 @@ export interface ToolCallOptions {
    * `agent`. Only observed (hooks, the audit log); never sent to the tool. @default undefined
    */
   caller?: string;
+  /**
+   * Who approved this call, for a tool that needs approval (`Tool.needsApproval`): without it, such a
+   * call is not run and its result is an `approval-required` error. Agents set it once a person has
+   * approved. @default undefined
+   */
+  approvedBy?: string;
 }
 
 /** Anything that can list and call tools: a `ToolSet` or a `LiveToolSet`. */

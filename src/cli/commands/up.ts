@@ -14,6 +14,7 @@ import { AUDIT_FLAGS, AUDIT_FLAGS_HELP, parseAuditFlags } from '../audit-setup.j
 import { cliLogger } from '../logger.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
 import { splitList, type JwtOptions } from '../../policy/index.js';
+import { parseDuration } from '../../audit/index.js';
 
 const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--store PATH] [--no-examples]
                   [--service MODULE ... [--watch]] [--allowed-hosts NAMES]
@@ -21,6 +22,7 @@ const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--stor
                   [--log-level LEVEL] [--audit-args] [--audit-max-age AGE]
                   [--audit-max-mb MB] [--no-audit]
                   [--jwt-jwks URL --jwt-issuer ISS --jwt-audience AUD]
+                  [--approval-timeout AGE] [--allow-self-approval]
 
 Start toolbus in one process: the example joke tool service, your own tool services (--service),
 the live tool registry (config in SQLite under ./.toolbus/, or $TOOLBUS_HOME), the agent (when a
@@ -72,6 +74,12 @@ ${AUDIT_FLAGS_HELP}
   --jwt-roles-claim C
                      the claim listing the roles, an array or a space-separated string (default:
                      roles; a token without it is a caller)
+  --approval-timeout AGE
+                     how long a tool call that needs approval ("approval": "always") waits
+                     for a decision before it is denied: 30s, 15m, 1h (default), 2d
+  --allow-self-approval
+                     let the principal that started an agent run approve its calls (by
+                     default another principal with the role approver or admin must)
   -h, --help         show this help
 
 ${NATS_SECURITY_HELP}
@@ -281,6 +289,18 @@ async function waitForSignal(io: CliIO): Promise<void> {
  */
 const LOAD_AFTER_START_MS = 250;
 
+/** `--approval-timeout AGE` in ms. @throws UsageError for text that is not an age of at least 1s. */
+function parseApprovalTimeout(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < 1_000) {
+    throw new UsageError(
+      `--approval-timeout takes an age of at least 1s such as 90s, 15m or 1h, got '${text}'`,
+    );
+  }
+  return ms;
+}
+
 export const command: CliCommand = {
   name: 'up',
   summary: 'start toolbus: example service, registry, agent and HTTP gateway',
@@ -299,6 +319,8 @@ export const command: CliCommand = {
       watch: { type: 'boolean' },
       'metrics-port': { type: 'string' },
       'log-level': { type: 'string' },
+      'approval-timeout': { type: 'string' },
+      'allow-self-approval': { type: 'boolean' },
       ...AUDIT_FLAGS,
       ...NATS_SECURITY_FLAGS,
       ...JWT_FLAGS,
@@ -319,6 +341,7 @@ export const command: CliCommand = {
     const host = values.host ?? '127.0.0.1';
     const allowedHosts = splitList(values['allowed-hosts'] ?? '');
     const allowedOrigins = parseOrigins(values['allowed-origins']);
+    const approvalTimeoutMs = parseApprovalTimeout(values['approval-timeout']);
     const audit = parseAuditFlags(values); // before gatewayAuth, which may write the token file
     const natsSecurity = NatsSecurity.fromFlags(values, io);
     const jwt = parseJwtFlags(values, io.env);
@@ -348,6 +371,8 @@ export const command: CliCommand = {
           agentUnavailableMessage: NO_MODEL_MESSAGE,
           logger,
           audit,
+          ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
+          allowSelfApproval: values['allow-self-approval'] === true,
         },
         io,
       );
