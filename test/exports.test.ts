@@ -172,11 +172,12 @@ describe('the public surface', () => {
     assert.deepEqual(twice, []);
   });
 
-  test('toolbus/wire, /gateway, /runtime and /testing load no heavy client either', async () => {
+  test('toolbus/wire, /gateway, /runtime, /runs and /testing load no heavy client either', async () => {
     for (const source of [
       'src/wire/index.ts',
       'src/gateway/index.ts',
       'src/runtime/index.ts',
+      'src/runs/index.ts',
       'src/testing/index.ts',
     ]) {
       const heavy = (await resolvedBy(source)).filter((u) => HEAVY.test(u));

@@ -43,6 +43,7 @@ const ENTRIES: Record<string, string> = {
   'toolbus/wire': 'src/wire/index.ts',
   'toolbus/gateway': 'src/gateway/index.ts',
   'toolbus/runtime': 'src/runtime/index.ts',
+  'toolbus/runs': 'src/runs/index.ts',
   'toolbus/testing': 'src/testing/index.ts',
   'toolbus/nats': 'src/bus/nats/index.ts',
   'toolbus/sqlite': 'src/config/sqlite/index.ts',

@@ -28,3 +28,10 @@ function check(part: 'type' | 'key', value: unknown): void {
       `or '-', starting with a letter or digit (e.g. 'tool-service' / 'joke-service')`,
   );
 }
+
+/**
+ * Types the store holds that are run state, not config: saved agent runs (`run/<id>`) and approval
+ * requests (`approval/<id>`), written by `RunStore`. The registry does not mirror them: they change at
+ * every step of a run and would rebuild the tool set for nothing.
+ */
+export const STATE_CONFIG_TYPES: ReadonlySet<string> = new Set(['run', 'approval']);

@@ -143,7 +143,7 @@ async function answer(
   const wantsStream = (headerValue(req, 'accept') ?? '').includes('text/event-stream');
   if (!wantsStream) {
     const answer = await agent.ask(question, { user, tools, history, signal, ...ids });
-    sendJson(res, 200, { answer, ...(run.runId ? { run: run.runId } : {}) }, ctx.headers);
+    sendJson(res, 200, { answer }, ctx.headers);
     return;
   }
   res.writeHead(200, {

@@ -157,3 +157,30 @@ describe('ConfigMirror', () => {
     await assert.rejects(following, { code: 'closed' });
   });
 });
+
+test('run state (run/*, approval/*) is not mirrored: saving a run step changes nothing the registry sees', async () => {
+  const store = new MemoryConfigStore();
+  await store.put('run', 'run-1', { id: 'run-1' });
+  await store.put('tool', 'a', { type: 'x' });
+  const controller = new AbortController();
+  let changes = 0;
+  const mirror = new ConfigMirror(store, {
+    retryMs: 10,
+    signal: controller.signal,
+    onChange: () => changes++,
+  });
+  await mirror.follow();
+  assert.equal(mirror.get('run', 'run-1'), undefined);
+  assert.deepEqual(mirror.get('tool', 'a'), { type: 'x' });
+  const before = changes;
+  await store.put('approval', 'apr-1', { id: 'apr-1' });
+  await store.put('run', 'run-1', { id: 'run-1', step: 2 });
+  await store.put('tool', 'b', { type: 'y' });
+  for (let i = 0; i < 50 && mirror.get('tool', 'b') === undefined; i++)
+    await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(mirror.get('tool', 'b'), { type: 'y' });
+  assert.equal(changes, before + 1, 'only the tool item was a change');
+  assert.equal(mirror.get('approval', 'apr-1'), undefined);
+  controller.abort();
+  store.close();
+});

@@ -2,7 +2,7 @@
  * @module `ConfigMirror`: a full copy of a config store's items, by type and key, kept current by
  * watching the store (again after a failure) and by explicit re-reads that agree with the watch.
  */
-import type { ConfigChange, ConfigItem, ConfigStore } from '../config/index.js';
+import { STATE_CONFIG_TYPES, type ConfigChange, type ConfigItem, type ConfigStore } from '../config/index.js';
 import type { JsonValue } from '../schema/index.js';
 import { closedError, problemOf } from './registry-errors.js';
 import type { ConfigSnapshot } from './tool-set-plan.js';
@@ -180,7 +180,7 @@ export class ConfigMirror implements ConfigSnapshot {
 
   /** Applies one watched change to the copy; false when it was already known. */
   #apply(change: ConfigChange): boolean {
-    if (change.revision <= this.#floor) return false;
+    if (change.revision <= this.#floor || STATE_CONFIG_TYPES.has(change.type)) return false;
     let byKey = this.#items.get(change.type);
     const known = byKey?.get(change.key);
     if (known && known.revision >= change.revision) return false;
@@ -198,6 +198,7 @@ export class ConfigMirror implements ConfigSnapshot {
 function byType(items: ConfigItem[]): ItemsByType {
   const out: ItemsByType = new Map();
   for (const item of items) {
+    if (STATE_CONFIG_TYPES.has(item.type)) continue; // run state, not config
     let byKey = out.get(item.type);
     if (!byKey) out.set(item.type, (byKey = new Map()));
     byKey.set(item.key, { value: item.value, revision: item.revision });

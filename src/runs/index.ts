@@ -1,6 +1,7 @@
 /**
- * @module runs: approval requests and saved agent runs, in the config store (SQLite embedded, NATS KV
- * distributed), so a paused run survives a restart and resumes on any replica.
+ * @module toolbus/runs: approval requests and saved agent runs, in the config store (SQLite embedded,
+ * NATS KV distributed), so a paused run survives a restart and resumes on any replica. Give a
+ * `RunStore` to `ToolUseAgent({ runs })` (and `AgentService({ runs })` to resume orphaned runs).
  */
 export { approvalId, approvalFromJson, denialText } from './approval-request.js';
 export type { ApprovalDecision, ApprovalRequest, ApprovalStatus } from './approval-request.js';

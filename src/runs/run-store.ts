@@ -25,9 +25,9 @@ import {
   type RunState,
 } from './run-state.js';
 
-/** The config type of approval requests. */
+/** The config type of approval requests (one of the config layer's STATE_CONFIG_TYPES). */
 export const APPROVAL_CONFIG_TYPE = 'approval';
-/** The config type of saved runs. */
+/** The config type of saved runs (one of the config layer's STATE_CONFIG_TYPES). */
 export const RUN_CONFIG_TYPE = 'run';
 /** The bus topic new approval requests are published on. */
 export const APPROVAL_REQUESTS_TOPIC = 'approval-requests';

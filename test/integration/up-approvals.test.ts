@@ -174,9 +174,9 @@ test('toolbus up: a run pauses for approval, only an approver other than its pri
   assert.equal(approval['status'], 'pending');
   const id = String(approval['id']);
   // The schema the model sees is the tool's own: nothing about approval.
-  const offered = (
-    seen.tools[0] as { function: { name: string; parameters: unknown } }[]
-  ).find((x) => x.function.name === 'careful-joke');
+  const offered = (seen.tools[0] as { function: { name: string; parameters: unknown } }[]).find(
+    (x) => x.function.name === 'careful-joke',
+  );
   assert.deepEqual(offered?.function.parameters, {
     type: 'object',
     properties: { topic: { type: 'string', description: 'The topic' } },
