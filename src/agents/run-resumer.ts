@@ -35,6 +35,7 @@ export class RunResumer {
   readonly #controller = new AbortController();
   #unlisten: (() => void) | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #pruneTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: RunResumerOptions) {
     this.#options = { concurrency: 8, onProblem: () => undefined, ...options };
@@ -66,6 +67,16 @@ export class RunResumer {
     this.#timer = setInterval(() => this.#considerAll(), Math.min(runs.leaseMs / 2, 5_000));
     this.#timer.unref?.();
     this.#considerAll();
+    // Finished runs and decided approvals older than the retention go, now and every hour.
+    const prune = (): void =>
+      void runs
+        .prune()
+        .catch((error: unknown) =>
+          this.#options.onProblem(`pruning old runs failed: ${String(error)}`, error),
+        );
+    this.#pruneTimer = setInterval(prune, 3_600_000);
+    this.#pruneTimer.unref?.();
+    prune();
   }
 
   #considerAll(): void {
@@ -107,6 +118,7 @@ export class RunResumer {
   /** Stops watching; runs it resumed are let go (a paused one stays paused for the next process). */
   close(): void {
     clearInterval(this.#timer);
+    clearInterval(this.#pruneTimer);
     this.#unlisten?.();
     this.#controller.abort(new ToolbusError('unavailable', 'the agent service is stopping'));
   }

@@ -33,6 +33,8 @@ export const RUN_CONFIG_TYPE = 'run';
 export const APPROVAL_REQUESTS_TOPIC = 'approval-requests';
 /** How long a run's owner holds it without renewing: past it, another replica may take the run over. */
 export const DEFAULT_RUN_LEASE_MS = 30_000;
+/** How long finished runs and decided approvals are kept before {@link RunStore.prune} removes them (7 days). */
+export const DEFAULT_RUN_RETENTION_MS = 7 * 24 * 3_600_000;
 
 /** Options of {@link RunStore}. */
 export interface RunStoreOptions {
@@ -460,6 +462,27 @@ export class RunStore {
     const item = await this.store.get(APPROVAL_CONFIG_TYPE, id);
     const request = item && approvalFromJson(item.value);
     return request && item ? { request, revision: item.revision } : undefined;
+  }
+
+  /**
+   * Removes finished (done or failed) runs and decided approvals last written more than `olderThanMs`
+   * ago; pending approvals and unfinished runs stay whatever their age. Resolves with how many items
+   * went. Safe to run on several replicas at once.
+   */
+  async prune(olderThanMs: number = DEFAULT_RUN_RETENTION_MS): Promise<number> {
+    const before = new Date(Date.now() - olderThanMs).toISOString();
+    let removed = 0;
+    for (const state of await this.runs()) {
+      if ((state.status === 'done' || state.status === 'failed') && state.updated < before) {
+        if (await this.store.delete(RUN_CONFIG_TYPE, state.id)) removed++;
+      }
+    }
+    for (const request of await this.approvals()) {
+      if (request.status !== 'pending' && (request.decision?.time ?? request.time) < before) {
+        if (await this.store.delete(APPROVAL_CONFIG_TYPE, request.id)) removed++;
+      }
+    }
+    return removed;
   }
 
   // ---- changes ----
