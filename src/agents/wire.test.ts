@@ -50,6 +50,21 @@ describe('agent wire format', () => {
     });
   });
 
+  test('the run id and principal (toolbus extensions) round-trip; a run id that cannot be a store key is refused', () => {
+    const request = { question: 'q', user: '', streaming: false, runId: 'run-1', principal: 'carol' };
+    const text = encodeAgentRequest(request);
+    assert.match(text, /"run_id":"run-1","principal":"carol"/);
+    assert.deepEqual(decodeAgentRequest(text), request);
+    assert.throws(() => decodeAgentRequest('{"question": "q", "run_id": "../x"}'), {
+      code: 'invalid-request',
+      message: /field 'run_id' must be 1-128 characters/,
+    });
+    const approval = decodeAgentResponse(
+      '{"message_type": "approval", "content": "{}", "end_of_message": true, "end_of_dialog": false}',
+    );
+    assert.equal(approval.messageType, 'approval');
+  });
+
   test('bad requests and responses are refused with invalid-request naming the field', () => {
     const cases: [string, RegExp][] = [
       ['not json', /agent request: body is not JSON/],

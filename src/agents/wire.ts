@@ -20,6 +20,7 @@
  * service and the client are codecs over the shared RPC layer (`services/rpc/`).
  */
 import { ToolbusError } from '../errors/index.js';
+import { CONFIG_NAME_PATTERN } from '../config/index.js';
 import type { AgentHistoryItem } from './agent.js';
 
 /** A request to an agent service, as TypeScript sees it. */
@@ -123,7 +124,7 @@ export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
     throw invalid(`field 'streaming' must be a boolean, got ${describe(streaming)}`);
   const request: AgentRequest = { question, user, streaming };
   if (runId !== undefined && runId !== null) {
-    if (typeof runId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.=-]{0,127}$/.test(runId)) {
+    if (typeof runId !== 'string' || !CONFIG_NAME_PATTERN.test(runId)) {
       throw invalid(`field 'run_id' must be 1-128 characters of [A-Za-z0-9_.=-], got ${describe(runId)}`);
     }
     request.runId = runId;

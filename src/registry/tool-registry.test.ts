@@ -85,6 +85,33 @@ describe('ToolRegistry: loading', () => {
     assert.deepEqual(f.registry.problems(), []);
   });
 
+  test('"approval": "always" makes every call of the tool need approval (schema unchanged); another value is a problem', async (t) => {
+    const f = await setup(t, { start: false });
+    await f.store.put('tool-service', 'joke-service', jokeService);
+    await f.store.put('tool', 'plain', tool('plain'));
+    await f.store.put('tool', 'careful', {
+      ...(JSON.parse(JSON.stringify(tool('careful'))) as object),
+      approval: 'always',
+    });
+    await f.store.put('tool', 'odd', {
+      ...(JSON.parse(JSON.stringify(tool('odd'))) as object),
+      approval: 'sometimes',
+    });
+    await f.registry.start();
+    assert.deepEqual(f.names(), ['careful', 'plain']);
+    const careful = f.registry.tools.get('careful')!;
+    assert.equal(careful.needsApproval, true);
+    assert.deepEqual(careful.schema.parameters, f.registry.tools.get('plain')!.schema.parameters);
+    const refused = await f.registry.tools.call('careful', '{"topic":"cats"}');
+    assert.equal(refused.error?.code, 'approval-required');
+    const approved = await f.registry.tools.call('careful', '{"topic":"cats"}', { approvedBy: 'bob' });
+    assert.equal(approved.content, 'pun about cats');
+    assert.match(
+      f.registry.problems()[0]?.message ?? '',
+      /field 'approval' must be "always" or "never", got "sometimes"/,
+    );
+  });
+
   test('one bad tool is skipped and reported with its key; the good ones stay live', async (t) => {
     const f = await setup(t, { start: false });
     await f.store.put('tool-service', 'joke-service', jokeService);

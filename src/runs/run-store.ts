@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { MessageBus } from '../bus/index.js';
-import type { ConfigChange, ConfigStore } from '../config/index.js';
+import { CONFIG_NAME_PATTERN, type ConfigChange, type ConfigStore } from '../config/index.js';
 import { ToolbusError, isToolbusError, numberOption } from '../errors/index.js';
 import type { JsonValue } from '../schema/index.js';
 import {
@@ -551,5 +551,5 @@ function timeoutDecision(request: ApprovalRequest): ApprovalRequest['decision'] 
 
 /** Ids that cannot be config keys are unknown, not errors of the store. */
 function isStoreKey(id: string): boolean {
-  return /^[A-Za-z0-9][A-Za-z0-9_.=-]{0,127}$/.test(id);
+  return CONFIG_NAME_PATTERN.test(id);
 }

@@ -68,6 +68,8 @@ export const TOOL_DESCRIPTOR_KEYS: readonly string[] = [
   'description',
   'service',
   'arguments',
+  // Whether calls need a person's approval: read by the registry for every tool type.
+  'approval',
 ];
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

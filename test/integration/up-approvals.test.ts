@@ -157,6 +157,9 @@ test('toolbus up: a run pauses for approval, only an approver other than its pri
   const up = await startUp(home, model.baseURL);
   t.after(async () => void (await interrupt(up.child)));
   await putCarefulJoke(up.url);
+  // "approval" is a field of every tool item, not a config param the service would be warned about.
+  const health = (await (await req(up.url, ADMIN, '/api/v1/health')).json()) as { problems: unknown[] };
+  assert.deepEqual(health.problems, []);
   const bob = await addPrincipal(home, model.baseURL, 'bob', ['--role', 'approver']);
   const carol = await addPrincipal(home, model.baseURL, 'carol', ['--role', 'caller']);
 
