@@ -143,6 +143,11 @@ async function readUntil(
   }
 }
 
+/** Stops an `up` unless it is gone already (a `kill -9` leaves no exit code, only a signal). */
+async function stop(up: Up): Promise<void> {
+  if (up.child.exitCode === null && up.child.signalCode === null) await interrupt(up.child);
+}
+
 async function tempHome(t: TestContext): Promise<string> {
   const home = await mkdtemp(join(tmpdir(), 'toolbus-approvals-'));
   t.after(() => rm(home, { recursive: true, force: true }));
@@ -318,7 +323,7 @@ test('toolbus up: kill -9 while a run is paused; after a restart, approving it f
   assert.match(answer, /^The tool said: Hey anonymous! Here's a/);
 });
 
-test('two toolbus up replicas on a real nats-server: a run asked through one is approved through the other and finishes', async (t) => {
+test('two toolbus up replicas on a real nats-server: a run asked through one is approved through the other and finishes; a paused run whose replica is killed is resumed by the other', async (t) => {
   const nats = await startNatsServer({ jetstream: true });
   t.after(() => nats.stop());
   const model = await startFakeOpenAIServer();
@@ -328,9 +333,10 @@ test('two toolbus up replicas on a real nats-server: a run asked through one is 
   const homeB = await tempHome(t);
   const where = ['--nats', nats.url];
   const a = await startUp(homeA, model.baseURL, where);
-  t.after(async () => void (await interrupt(a.child)));
-  const b = await startUp(homeB, model.baseURL, [...where, '--no-examples']);
-  t.after(async () => void (await interrupt(b.child)));
+  t.after(() => stop(a));
+  // Both run the joke service too: the survivor of a kill -9 still has it.
+  const b = await startUp(homeB, model.baseURL, where);
+  t.after(() => stop(b));
   await putCarefulJoke(a.url);
   const bob = await addPrincipal(homeB, model.baseURL, 'bob', ['--role', 'approver'], where);
 
@@ -356,4 +362,33 @@ test('two toolbus up replicas on a real nats-server: a run asked through one is 
   assert.match(String(rest[1]!.data['content']), /^The tool said: Hey anonymous! Here's a/);
   const run = (await (await req(b.url, bob, `/api/v1/runs/${runId}`)).json()) as { run: { status: string } };
   assert.equal(run.run.status, 'done');
+
+  // A second run pauses on one replica (whichever took the question); kill -9 that one: approved
+  // through the other, the other resumes the run and finishes it.
+  const second = await ask(a.url, 'Another cat joke');
+  const paused = await readUntil(second.events, 'approval');
+  const secondId = String((paused[1]!.data['approval'] as { id: string }).id);
+  const held = (await (await req(b.url, bob, `/api/v1/runs/${second.runId}`)).json()) as {
+    run: { status: string; owner?: { pid: number } };
+  };
+  assert.equal(held.run.status, 'paused');
+  const [owner, survivor] = held.run.owner?.pid === b.child.pid ? [b, a] : [a, b];
+  assert.equal(held.run.owner?.pid, owner.child.pid, 'one of the two replicas holds the paused run');
+  owner.child.kill('SIGKILL');
+  await new Promise((resolve) => owner.child.once('exit', resolve));
+  const approve = await req(survivor.url, bob, `/api/v1/approvals/${secondId}`, {
+    method: 'POST',
+    body: '{"decision":"approve"}',
+  });
+  assert.equal(approve.status, 200, await approve.text());
+  const attach = await runCli(
+    ['ask', '--attach', second.runId, '--url', survivor.url, '--token', bob],
+    env(homeB, model.baseURL),
+  );
+  assert.equal(attach.code, 0, attach.stderr);
+  assert.match(attach.stdout, /^The tool said: Hey anonymous! Here's a/m);
+  const finished = (await (await req(survivor.url, bob, `/api/v1/runs/${second.runId}`)).json()) as {
+    run: { status: string; owner?: unknown };
+  };
+  assert.equal(finished.run.status, 'done');
 });
