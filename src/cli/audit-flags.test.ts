@@ -1,29 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
-import { main } from './main.js';
+import { runMain, type InProcessRun } from '../../test/support/cli-in-process.js';
 import { parseAuditFlags } from './audit-setup.js';
 import { formatEntries } from './commands/audit.js';
 import type { AuditEntry } from '../audit/index.js';
 
 /** Runs the CLI in this process with no environment; what it printed and its exit code. */
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await main(argv, {
-    stdin: new PassThrough(),
-    stdout,
-    stderr,
-    env: {},
-    cwd: process.cwd(),
-    signal: new AbortController().signal,
-  });
-  return { code, stdout: out, stderr: err };
-}
+const run = (argv: string[]): Promise<InProcessRun> => runMain(argv);
 
 test('the audit flags of up: defaults, ages, megabytes; bad values and --no-audit with a tuning flag are usage errors (exit 2)', async () => {
   assert.deepEqual(parseAuditFlags({}), {

@@ -1,26 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
-import { main } from './main.js';
+import { runMain, type InProcessRun } from '../../test/support/cli-in-process.js';
 
 /** Runs the CLI in this process with no environment; what it printed and its exit code. */
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await main(argv, {
-    stdin: new PassThrough(),
-    stdout,
-    stderr,
-    env: {},
-    cwd: process.cwd(),
-    signal: new AbortController().signal,
-  });
-  return { code, stdout: out, stderr: err };
-}
+const run = (argv: string[]): Promise<InProcessRun> => runMain(argv);
 
 test('--metrics-port takes a port from 0 to 65535; anything else is a usage error (exit 2) before anything starts', async () => {
   for (const argv of [

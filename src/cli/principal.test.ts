@@ -3,10 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { SqliteConfigStore } from '../config/sqlite/index.js';
 import { hashToken } from '../policy/index.js';
-import { main } from './main.js';
+import { runMain, type InProcessRun } from '../../test/support/cli-in-process.js';
 
 const root = mkdtempSync(join(tmpdir(), 'toolbus-principal-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -14,31 +13,11 @@ after(() => rmSync(root, { recursive: true, force: true }));
 /** A stored token hash (a problem message may name the 'sha256:' prefix, never a digest). */
 const HASH = /sha256:[A-Za-z0-9_-]{43}/;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Run = InProcessRun;
 
 /** Runs `toolbus <argv>` in-process with TOOLBUS_HOME set to `home`. */
-async function toolbus(home: string, argv: string[]): Promise<Run> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const stdin = new PassThrough();
-  stdin.end();
-  const code = await main(argv, {
-    stdin,
-    stdout,
-    stderr,
-    env: { TOOLBUS_HOME: home },
-    cwd: root,
-    signal: new AbortController().signal,
-  });
-  return { code, stdout: out, stderr: err };
+function toolbus(home: string, argv: string[]): Promise<Run> {
+  return runMain(argv, { env: { TOOLBUS_HOME: home }, cwd: root });
 }
 
 /** Every byte the store wrote (the database and its journal files), as text. */

@@ -168,6 +168,43 @@ test('toolbus up: a run pauses for approval, only an approver other than its pri
   const bob = await addPrincipal(home, model.baseURL, 'bob', ['--role', 'approver']);
   const carol = await addPrincipal(home, model.baseURL, 'carol', ['--role', 'caller']);
 
+  // Bad requests are 4xx saying what was expected.
+  const bad: [string, RequestInit | undefined, number, RegExp][] = [
+    [
+      '/api/v1/approvals?status=maybe',
+      undefined,
+      400,
+      /status must be one of pending, approved, denied, all/,
+    ],
+    ['/api/v1/approvals/apr-nope', undefined, 404, /no approval request with id 'apr-nope'/],
+    ['/api/v1/approvals/apr-nope', { method: 'POST', body: '{"decision":"approve"' }, 400, /not valid JSON/],
+    [
+      '/api/v1/approvals/apr-nope',
+      { method: 'POST', body: '{"decision":"maybe"}' },
+      400,
+      /"approve" \| "deny"/,
+    ],
+    [
+      '/api/v1/approvals/apr-nope',
+      { method: 'POST', body: '{"decision":"deny","extra":1}' },
+      400,
+      /unknown field 'extra'/,
+    ],
+    [
+      '/api/v1/approvals/apr-nope',
+      { method: 'POST', body: '{"decision":"approve"}' },
+      404,
+      /no approval request/,
+    ],
+    ['/api/v1/runs/run-nope', undefined, 404, /no run with id 'run-nope'/],
+  ];
+  for (const [path, init, status, message] of bad) {
+    const response = await req(up.url, bob, path, init);
+    const body = (await response.json()) as { error: { message: string } };
+    assert.equal(response.status, status, `${path}: ${body.error.message}`);
+    assert.match(body.error.message, message);
+  }
+
   const { runId, events } = await ask(up.url, 'Tell me a cat joke');
   const first = await readUntil(events, 'approval');
   assert.deepEqual(

@@ -6,8 +6,7 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { PassThrough } from 'node:stream';
-import { main } from '../main.js';
+import { runMain, type InProcessRun } from '../../../test/support/cli-in-process.js';
 
 const TOKEN = 'test-token-0123';
 
@@ -66,31 +65,11 @@ function sendEvents(
   res.end();
 }
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Run = InProcessRun;
 
 /** Runs `toolbus <argv> --url URL --token TOKEN` in-process. */
-async function toolbus(...argv: string[]): Promise<Run> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const stdin = new PassThrough();
-  stdin.end();
-  const code = await main([...argv, '--url', url, '--token', TOKEN], {
-    stdin,
-    stdout,
-    stderr,
-    env: {},
-    cwd: process.cwd(),
-    signal: new AbortController().signal,
-  });
-  return { code, stdout: out, stderr: err };
+function toolbus(...argv: string[]): Promise<Run> {
+  return runMain([...argv, '--url', url, '--token', TOKEN]);
 }
 
 const ID = 'apr-0123456789abcdef01234567';
