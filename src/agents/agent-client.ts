@@ -60,6 +60,8 @@ export interface AgentAskOptions {
   runId?: string;
   /** The principal asking, as a gateway verified it (kept with the run and its approvals). @default none */
   principal?: string;
+  /** The tool profile the run offers (`profile/<id>`); the service answers `not-found` for an unknown one. @default every tool */
+  profile?: string;
   /**
    * The absolute deadline (epoch ms) set by an outer caller: the question's budget is whichever ends
    * first, this or `timeoutMs` from now. The service gets it as the `deadline` property, and so does every
@@ -232,6 +234,7 @@ export class AgentClient {
         ...(options.tools ? { tools: [...options.tools] } : {}),
         ...(options.runId !== undefined ? { runId: options.runId } : {}),
         ...(options.principal !== undefined ? { principal: options.principal } : {}),
+        ...(options.profile !== undefined ? { profile: options.profile } : {}),
         streaming: options.streaming ?? false,
       }),
       { signal: options.signal, timeoutMs, deadline: options.deadline },

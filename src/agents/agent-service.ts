@@ -134,6 +134,7 @@ class AgentProtocol implements RpcServerProtocol<AgentCall> {
         ...(request.runId !== undefined ? { runId: request.runId } : {}),
         ...(request.principal !== undefined ? { principal: request.principal } : {}),
         ...(request.tools ? { toolPolicy: request.tools } : {}),
+        ...(request.profile !== undefined ? { profile: request.profile } : {}),
         onEvent: (event: AgentEvent) => {
           if (event.type === 'error') return; // sent once, by the server, from the rejection
           if (event.type === 'answer') {
@@ -280,6 +281,7 @@ export class AgentService {
             user: state.user ?? '',
             streaming: false,
             ...(state.tools ? { tools: state.tools } : {}),
+            ...(state.profile !== undefined ? { profile: state.profile } : {}),
           };
           const runner = typeof agent === 'function' ? agent(request) : agent;
           if (!runner.resume) {

@@ -110,6 +110,11 @@ export interface AgentRunOptions {
    * replica that resumes it offers the same tools. @default undefined (every tool)
    */
   toolPolicy?: readonly string[];
+  /**
+   * The tool profile the run was started with, kept with it so a replica that resumes it offers the
+   * same tools. The agent's own tools are already that profile's: this only records it. @default undefined
+   */
+  profile?: string;
 }
 
 /**

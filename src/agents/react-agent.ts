@@ -6,7 +6,8 @@ import { AssistantMessage, FinishReason, ModelError, SystemMessage, UserMessage 
 import { abortError, numberOption, type ToolbusErrorCode } from '../errors/index.js';
 import type { ChatCompletionClient, LLMMessage } from '../models/index.js';
 
-import type { Tool, ToolProvider } from '../tools/index.js';
+import { DeferredTools } from '../tools/index.js';
+import type { DeferredToolsOptions, Tool, ToolProvider } from '../tools/index.js';
 import { answerAtLimit, askAgent, callAgentTool, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { REACT_FORMAT, StreamingReActParser, parseReActResponse } from './react-parser.js';
@@ -32,6 +33,11 @@ export interface ReActAgentOptions {
   user?: string;
   /** Per tool call timeout. @default the provider's */
   toolTimeoutMs?: number;
+  /**
+   * Deferred loading, for tool sets too large to show whole: the prompt first lists `search_tools` and
+   * the `alwaysLoaded` tools; each tool a search finds is listed from the next step. @default undefined
+   */
+  toolSearch?: DeferredToolsOptions;
 }
 
 /** One model reply: its text, parsed, and why the model stopped (when the client said). */
@@ -69,6 +75,9 @@ interface ScratchStep {
 export class ReActAgent implements RunnableAgent {
   readonly #model: ChatCompletionClient;
   readonly #tools: ToolProvider;
+  readonly #agentTools: DeferredTools;
+  /** The system prompt per tool list shown: built once per change of the tools, not per step. */
+  readonly #prompts = new WeakMap<readonly Tool[], string>();
   readonly #systemMessage: string;
   readonly #maxIterations: number;
   readonly #user: string | undefined;
@@ -86,7 +95,8 @@ export class ReActAgent implements RunnableAgent {
       },
     );
     this.#model = options.model;
-    this.#tools = toToolProvider(options.tools);
+    this.#agentTools = new DeferredTools(toToolProvider(options.tools), options.toolSearch);
+    this.#tools = this.#agentTools.calls;
     this.#systemMessage = options.systemMessage ?? DEFAULT_SYSTEM_MESSAGE;
     this.#maxIterations = maxIterations;
     this.#user = options.user;
@@ -122,12 +132,16 @@ export class ReActAgent implements RunnableAgent {
     ];
     const scratchpad: ScratchStep[] = [];
     let iteration = 0;
+    const runTools = this.#agentTools.forRun();
     try {
       while (iteration < this.#maxIterations) {
         iteration++;
-        const tools = this.#tools.list();
+        const tools = runTools.visible();
+        let prompt = this.#prompts.get(tools);
+        if (prompt === undefined)
+          this.#prompts.set(tools, (prompt = systemPrompt(this.#systemMessage, tools)));
         const messages: LLMMessage[] = [
-          new SystemMessage({ content: systemPrompt(this.#systemMessage, tools) }),
+          new SystemMessage({ content: prompt }),
           ...opening,
           ...scratchpad.flatMap((s) => [
             new AssistantMessage({ content: s.said, source: 'assistant' }),
@@ -174,6 +188,7 @@ export class ReActAgent implements RunnableAgent {
           deadline: options.deadline,
         });
         if (signal?.aborted) throw abortError(signal, 'agent run');
+        runTools.observe(result);
         const code = result.error?.code;
         const observation = !result.isError
           ? result.content

@@ -14,8 +14,14 @@ import {
 import { randomUUID } from 'node:crypto';
 import { ToolbusError, abortError, isToolbusError, numberOption } from '../errors/index.js';
 import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
-import { ToolError, approvalNeeded, parseToolArguments } from '../tools/index.js';
-import type { Tool, ToolProvider, ToolResult } from '../tools/index.js';
+import { DeferredTools, ToolError, approvalNeeded, parseToolArguments } from '../tools/index.js';
+import type {
+  DeferredToolList,
+  DeferredToolsOptions,
+  Tool,
+  ToolProvider,
+  ToolResult,
+} from '../tools/index.js';
 import {
   denialText,
   messageFromJson,
@@ -79,11 +85,19 @@ export interface ToolUseAgentOptions {
   runs?: RunStore;
   /** How long an approval request waits before it is denied as timed out. @default DEFAULT_APPROVAL_TIMEOUT_MS (1 h) */
   approvalTimeoutMs?: number;
+  /**
+   * Deferred loading, for tool sets too large to show whole: the model first sees a `search_tools`
+   * tool and the `alwaysLoaded` ones; each tool a search finds joins the following steps (a resumed run
+   * finds its earlier searches in its messages). @default undefined (every tool at every step)
+   */
+  toolSearch?: DeferredToolsOptions;
 }
 
 interface ResolvedOptions {
   model: ChatCompletionClient;
+  /** Where calls go: the tools, with `search_tools` in front when searching. */
   tools: ToolProvider;
+  agentTools: DeferredTools;
   systemMessage: string;
   maxIterations: number;
   parallelToolCalls: number;
@@ -141,9 +155,11 @@ export class ToolUseAgent implements RunnableAgent {
       DEFAULT_PARALLEL_TOOL_CALLS,
       integer,
     );
+    const agentTools = new DeferredTools(toToolProvider(options.tools), options.toolSearch);
     this.#options = {
       model: options.model,
-      tools: toToolProvider(options.tools),
+      tools: agentTools.calls,
+      agentTools,
       systemMessage: options.systemMessage ?? DEFAULT_SYSTEM_MESSAGE,
       maxIterations,
       parallelToolCalls,
@@ -237,6 +253,7 @@ export class ToolUseAgent implements RunnableAgent {
       ...(user !== undefined ? { user } : {}),
       ...(options.principal !== undefined ? { principal: options.principal } : {}),
       ...(options.toolPolicy ? { tools: [...options.toolPolicy] } : {}),
+      ...(options.profile !== undefined ? { profile: options.profile } : {}),
       step: 0,
       maxIterations: o.maxIterations,
       messages: session.map(messageToJson),
@@ -266,6 +283,7 @@ export class ToolUseAgent implements RunnableAgent {
       handle?.record(toRunEvent(event));
     };
     const cancelled = new Set<RunCall>();
+    const tools = o.agentTools.forRun(functionResults(session));
     try {
       for (;;) {
         let step = state?.current;
@@ -273,7 +291,7 @@ export class ToolUseAgent implements RunnableAgent {
           if (iteration >= o.maxIterations) break;
           iteration++;
           if (state) state.step = iteration;
-          const result = await this.#create(session, o.tools.list(), signal);
+          const result = await this.#create(session, tools.visible(), signal);
           if (typeof result.content === 'string') {
             // A reasoning model's thinking behind the answer; without this event it was lost to listeners.
             const reasoning = result.thought?.trim();
@@ -311,7 +329,7 @@ export class ToolUseAgent implements RunnableAgent {
             await handle.save();
           }
         }
-        await this.#runCalls(step, iteration, { handle, user, options, onEvent, cancelled });
+        await this.#runCalls(step, iteration, { handle, user, options, onEvent, cancelled, tools });
         if (signal?.aborted) throw abortError(signal, 'agent run');
         session.push(
           new AssistantMessage({
@@ -488,6 +506,7 @@ export class ToolUseAgent implements RunnableAgent {
       ...(r.error ? { code: r.error.code } : {}),
     };
     if (run.options.signal?.aborted) run.cancelled.add(c);
+    run.tools.observe(r);
     run.onEvent({
       type: 'observation',
       content: r.content,
@@ -590,6 +609,15 @@ interface StepContext {
   onEvent: (event: AgentEvent) => void;
   /** Calls that ended after the run was aborted: not kept when the run stays paused. */
   cancelled: Set<RunCall>;
+  /** What the model sees; told of each result (a search loads tools). */
+  tools: DeferredToolList;
+}
+
+/** The tool results in a conversation, oldest first. */
+function* functionResults(session: readonly LLMMessage[]): Iterable<FunctionExecutionResult> {
+  for (const message of session) {
+    if (message instanceof FunctionExecutionResultMessage) yield* message.content;
+  }
 }
 
 /** Ends a kept run with its answer. */

@@ -44,6 +44,11 @@ export interface AgentRequest {
   runId?: string;
   /** The principal that asked, as the gateway verified it. A toolbus extension. @default undefined */
   principal?: string;
+  /**
+   * The tool profile the run offers (`profile/<id>`): only its tools, as well as within `tools`. A
+   * toolbus extension. @default undefined (every tool)
+   */
+  profile?: string;
 }
 
 /** The error of an `error` response. */
@@ -100,6 +105,7 @@ export function encodeAgentRequest(request: AgentRequest): string {
     ...(request.tools ? { tools: request.tools } : {}),
     ...(request.runId !== undefined ? { run_id: request.runId } : {}),
     ...(request.principal !== undefined ? { principal: request.principal } : {}),
+    ...(request.profile !== undefined ? { profile: request.profile } : {}),
   });
 }
 
@@ -116,6 +122,7 @@ export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
   const tools = value['tools'];
   const runId = value['run_id'];
   const principal = value['principal'];
+  const profile = value['profile'];
   if (typeof question !== 'string' || question.trim() === '') {
     throw invalid(`field 'question' must be a non-empty string, got ${describe(question)}`);
   }
@@ -133,6 +140,14 @@ export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
     if (typeof principal !== 'string')
       throw invalid(`field 'principal' must be a string, got ${describe(principal)}`);
     request.principal = principal;
+  }
+  if (profile !== undefined && profile !== null) {
+    if (typeof profile !== 'string' || !CONFIG_NAME_PATTERN.test(profile)) {
+      throw invalid(
+        `field 'profile' must be a profile id (1-128 characters of [A-Za-z0-9_.=-]), got ${describe(profile)}`,
+      );
+    }
+    request.profile = profile;
   }
   if (tools !== undefined && tools !== null) {
     if (!Array.isArray(tools) || !tools.every((t): t is string => typeof t === 'string')) {

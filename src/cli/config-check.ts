@@ -7,6 +7,7 @@ import { MemoryBus } from '../bus/index.js';
 import { didYouMean } from '../errors/index.js';
 import type { ConfigStore } from '../config/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
+import { PROFILE_CONFIG_TYPE, parseToolProfile } from '../tools/index.js';
 import {
   PRINCIPAL_CONFIG_TYPE,
   QUOTA_CONFIG_TYPE,
@@ -50,6 +51,10 @@ export async function checkConfigItem(
       if (!isObject(value)) throw new Error('a tool-service item must be a JSON object');
       parseToolServiceDescriptor({ id: key, ...value });
       return await checkToolsOfService(store, key, value);
+    }
+    if (type === PROFILE_CONFIG_TYPE) {
+      parseToolProfile(value, `config '${type}/${key}'`);
+      return [];
     }
     if (type === PRINCIPAL_CONFIG_TYPE) {
       decodePrincipalItem(key, value);

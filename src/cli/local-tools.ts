@@ -11,6 +11,8 @@ import { defaultToolTypes } from './tool-types.js';
 /** A registry's tools plus a way to close what was opened. */
 export interface LocalTools {
   tools: ToolProvider;
+  /** The tools of profile `id`. @throws ToolbusError `not-found` naming the profiles there are. */
+  profile(id: string): ToolProvider;
   problems(): readonly { key: string; message: string }[];
   /**
    * Set when the bus is this process's own in-memory one (no `--nats`): tool services that run in
@@ -80,6 +82,7 @@ export async function openLocalTools(flags: ConnectFlags, io: CliIO): Promise<Lo
   }
   return {
     tools: registry.tools,
+    profile: (id) => registry.profile(id),
     problems: () => registry.problems(),
     privateBusNote: busNatsUrl(flags, io) === undefined ? PRIVATE_BUS_NOTE : undefined,
     settle: (name) =>

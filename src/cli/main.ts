@@ -49,6 +49,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: "serve the tools over MCP, or import an MCP server's tools",
     load: async () => (await import('./commands/mcp.js')).command,
   },
+  openapi: {
+    summary: 'import the operations of an OpenAPI spec as http tools',
+    load: async () => (await import('./commands/openapi.js')).command,
+  },
   init: {
     summary: 'create a project with your own tool, tool service and tests',
     load: async () => (await import('./commands/init.js')).command,

@@ -6,7 +6,7 @@ import type { CliIO } from './command.js';
 import type { MessageBus } from '../bus/index.js';
 import type { ConfigStore } from '../config/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
-import { type ToolProvider } from '../tools/index.js';
+import { type DeferredToolsOptions, type ToolProvider } from '../tools/index.js';
 import { ToolbusError } from '../errors/index.js';
 import {
   createGateway,
@@ -62,6 +62,11 @@ export interface SystemOptions {
   approvalTimeoutMs?: number | undefined;
   /** Let the principal that started a run decide its approvals (`--allow-self-approval`). @default false */
   allowSelfApproval?: boolean | undefined;
+  /**
+   * When the agent and `/mcp` show `search_tools` instead of every tool (`--tool-search`): `auto` once
+   * there are more than TOOL_SEARCH_AUTO_ABOVE tools. @default 'auto'
+   */
+  toolSearch?: 'auto' | 'on' | 'off' | undefined;
   /** The process's log: bus outages, registry changes and problems, service errors, denied requests. */
   logger?: CliLogger | undefined;
 }
@@ -141,6 +146,7 @@ function gatewayAgent(client: AgentClient): GatewayAgent {
         ...(options.history ? { history: options.history } : {}),
         ...(options.runId !== undefined ? { runId: options.runId } : {}),
         ...(options.principal !== undefined ? { principal: options.principal } : {}),
+        ...(options.profile !== undefined ? { profile: options.profile } : {}),
         // A run that waits for a person lives as long as its client does (the HTTP connection), not
         // the client's default ten minutes; when the client goes, a paused run stays paused.
         timeoutMs: Infinity,
@@ -180,7 +186,7 @@ export interface LazyMcpHandler {
  */
 export function lazyMcpHandler(
   tools: McpBridgeTools,
-  options: { onError: (error: Error) => void },
+  options: { onError: (error: Error) => void; toolSearch?: DeferredToolsOptions },
 ): LazyMcpHandler {
   let handler: Promise<McpHttpHandler> | undefined;
   let closed = false;
@@ -293,6 +299,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       cleanups.push(async () => stop());
     }
 
+    const toolSearch = toolSearchOptions(options.toolSearch);
     let agent: GatewayAgent | undefined;
     let runs: RunStore | undefined;
     if (options.model) {
@@ -312,16 +319,30 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
         model,
         runs: runStore,
         ...(options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
+        ...(toolSearch ? { toolSearch } : {}),
       };
       const everyTool = new ToolUseAgent({ ...agentOptions, tools: registry.tools });
+      // One agent per profile: its tool list (and the model's schemas of it) is kept across runs.
+      const byProfile = new Map<string, InstanceType<typeof ToolUseAgent>>();
       const agentService = new AgentService({
         bus,
         runs: runStore,
-        // A run for a principal with a tool policy offers the model only the tools it may use.
-        agent: (request) =>
-          request.tools
-            ? new ToolUseAgent({ ...agentOptions, tools: toolsMatching(registry.tools, request.tools) })
-            : everyTool,
+        // A run for a profile offers its tools; one for a principal with a tool policy, only the tools
+        // it may use (within the profile). An unknown profile fails the run with `not-found`.
+        agent: (request) => {
+          const profile = request.profile;
+          if (profile === undefined && !request.tools) return everyTool;
+          const base = profile === undefined ? registry.tools : registry.profile(profile);
+          if (!request.tools) {
+            let agent = byProfile.get(profile!);
+            if (agent === undefined || byProfile.size > 256) {
+              if (byProfile.size > 256) byProfile.clear();
+              byProfile.set(profile!, (agent = new ToolUseAgent({ ...agentOptions, tools: base })));
+            }
+            return agent;
+          }
+          return new ToolUseAgent({ ...agentOptions, tools: toolsMatching(base, request.tools) });
+        },
       });
       await agentService.start();
       cleanups.push(() => agentService.close());
@@ -332,7 +353,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
 
     const onError = (error: Error): void =>
       void io.stderr.write(`toolbus: gateway: ${error.stack ?? error.message}\n`);
-    const mcp = lazyMcpHandler(registry.tools, { onError });
+    const mcp = lazyMcpHandler(registry.tools, { onError, ...(toolSearch ? { toolSearch } : {}) });
     cleanups.push(() => mcp.close());
 
     // Who may call what: the owner's token (principal admin), the principal/role/quota items of the
@@ -361,6 +382,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       ...(agent ? { agent } : {}),
       ...(runs ? { runs } : {}),
       allowSelfApproval: options.allowSelfApproval === true,
+      profiles: (id) => registry.profile(id),
       agentUnavailableMessage: options.agentUnavailableMessage,
       allowedHosts: options.allowedHosts ?? [],
       allowedOrigins: options.allowedOrigins ?? [],
@@ -395,6 +417,15 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     await closeAll();
     throw error;
   }
+}
+
+/** Above this many tools, `--tool-search auto` (the default) shows the model `search_tools` instead. */
+export const TOOL_SEARCH_AUTO_ABOVE = 64;
+
+/** Deferred loading for `--tool-search`: none for `off`, from the first tool for `on`. */
+function toolSearchOptions(mode: SystemOptions['toolSearch']): DeferredToolsOptions | undefined {
+  if (mode === 'off') return undefined;
+  return mode === 'on' ? {} : { minTools: TOOL_SEARCH_AUTO_ABOVE };
 }
 
 /** The parts of `toolbus up` that `/api/v1/ready` checks besides the store and the model. */

@@ -8,6 +8,8 @@ import type { ApprovalRequest } from '../runs/index.js';
 import { HttpError, sendJson } from './http-error.js';
 import { headerValue, isPlainObject, type RouteContext } from './route-context.js';
 import { admitCall, requirePermission, userOf } from './route-access.js';
+import { profileOf, profileTools, type GatewayProfiles } from './profile-access.js';
+import type { ObservableToolProvider } from '../tools/index.js';
 
 /** An event of a running agent, as streamed to HTTP clients. */
 export interface GatewayAgentEvent {
@@ -40,6 +42,8 @@ export interface GatewayAgent {
       runId?: string;
       /** The verified principal asking: kept with the run and its approval requests. */
       principal?: string;
+      /** The tool profile the run offers (`profile/<id>`), checked to exist. @default every tool */
+      profile?: string;
       signal: AbortSignal;
       onEvent?: (event: GatewayAgentEvent) => void;
     },
@@ -55,6 +59,8 @@ export interface AgentRouteOptions {
   defaultUser: string;
   heartbeatMs: number;
   policy: AccessPolicy;
+  tools: ObservableToolProvider;
+  profiles: GatewayProfiles | undefined;
 }
 
 function parseHistory(value: unknown): GatewayHistoryItem[] | undefined {
@@ -96,6 +102,12 @@ export async function handleAgentRoute(ctx: RouteContext, options: AgentRouteOpt
     throw new HttpError(400, 'invalid-request', 'agent request: "user" must be a string');
   }
   const history = parseHistory(body.history);
+  if (body.profile !== undefined && typeof body.profile !== 'string') {
+    throw new HttpError(400, 'invalid-request', 'agent request: "profile" must be a profile id (a string)');
+  }
+  const profile = profileOf(principal, body.profile as string | undefined);
+  // Unknown: 404 here, before a run starts.
+  profileTools(options.tools, options.profiles, profile);
   if (!options.agent) {
     throw new HttpError(
       503,
@@ -115,7 +127,15 @@ export async function handleAgentRoute(ctx: RouteContext, options: AgentRouteOpt
       ctx,
       agent,
       question,
-      { user, tools, history, signal, principal: principal.name, ...(runId ? { runId } : {}) },
+      {
+        user,
+        tools,
+        history,
+        signal,
+        principal: principal.name,
+        ...(runId ? { runId } : {}),
+        ...(profile !== undefined ? { profile } : {}),
+      },
       options.heartbeatMs,
     );
   } finally {
@@ -134,12 +154,17 @@ async function answer(
     signal: AbortSignal;
     principal: string;
     runId?: string;
+    profile?: string;
   },
   heartbeatMs: number,
 ): Promise<void> {
   const { req, res } = ctx;
   const { user, tools, history, signal } = run;
-  const ids = { principal: run.principal, ...(run.runId ? { runId: run.runId } : {}) };
+  const ids = {
+    principal: run.principal,
+    ...(run.runId ? { runId: run.runId } : {}),
+    ...(run.profile !== undefined ? { profile: run.profile } : {}),
+  };
   const wantsStream = (headerValue(req, 'accept') ?? '').includes('text/event-stream');
   if (!wantsStream) {
     const answer = await agent.ask(question, { user, tools, history, signal, ...ids });

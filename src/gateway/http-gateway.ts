@@ -24,7 +24,7 @@
 import { listenHttp } from './listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { MAX_JSON_DEPTH } from '../schema/index.js';
-import { notifyHooks, type Hook, type ToolProvider } from '../tools/index.js';
+import { notifyHooks, type DeferredToolsOptions, type Hook, type ToolProvider } from '../tools/index.js';
 import { ToolbusError, numberOption } from '../errors/index.js';
 import type { ConfigStore } from '../config/index.js';
 import { configAllowlistFromEnv, type ConfigAllowlist } from '../registry/index.js';
@@ -44,6 +44,7 @@ import { setRequestRoute, traceRequest } from './request-tracing.js';
 import { handleAuditRoute } from './audit-route.js';
 import { decideApproval, getApproval, getRun, listApprovals, streamRunEvents } from './run-routes.js';
 import type { RunStore } from '../runs/index.js';
+import { profileOf, profileTools, type GatewayProfiles } from './profile-access.js';
 import type { AuditReader } from '../audit/index.js';
 
 /** The default cap on a request body. */
@@ -64,10 +65,17 @@ export interface GatewayMcpRequest {
   /** The authenticated principal's name: a session opened by one principal serves no other. @default none */
   principal?: string;
   /**
-   * The tools as this principal may use them: its policy and quotas applied, calls for its user.
-   * @default the handler's own
+   * The tools as this principal may use them: its profile, policy and quotas applied, calls for its
+   * user. @default the handler's own
    */
   tools?: ToolProvider & { onChange?(listener: () => void): unknown };
+  /** The endpoint (`/mcp` or `/mcp/<profile>`): a session serves requests to the one it was opened at. */
+  endpoint?: string;
+  /**
+   * The request's `?search=`: `{}` to serve `search_tools` instead of the full list (`?search=1`),
+   * `false` for the full list (`?search=0`). @default undefined (the handler's own choice)
+   */
+  toolSearch?: DeferredToolsOptions | false;
 }
 
 /** Options of {@link createGateway}. */
@@ -150,7 +158,14 @@ export interface GatewayOptions {
    * `registry`. It answers 200 when every required part is ready, else 503. @default none
    */
   readiness?: Readonly<Record<string, ReadinessCheck>>;
-  /** Handles `/mcp` (Streamable HTTP). @default none (404) */
+  /**
+   * The tool profiles (`profile/<id>` items), e.g. `(id) => registry.profile(id)`: served at
+   * `/mcp/<id>`, chosen with `GET /api/v1/tools?profile=` and an agent request's `profile`, and bound
+   * to principals (a principal item's `profile`). Throws ToolbusError `not-found` for an unknown id.
+   * @default none (404 for any profile)
+   */
+  profiles?: GatewayProfiles;
+  /** Handles `/mcp` and `/mcp/<profile>` (Streamable HTTP). @default none (404) */
   mcpHandler?: (req: IncomingMessage, res: ServerResponse, request: GatewayMcpRequest) => Promise<void>;
   /**
    * Approval requests and saved agent runs, served at `/api/v1/approvals` and `/api/v1/runs` (the same
@@ -264,6 +279,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     options.policy ?? new AccessPolicy(token === undefined ? { open: true } : { adminToken: token });
   const toolRoutes = {
     tools: options.tools,
+    profiles: options.profiles,
     defaultUser,
     toolTimeoutMs,
     refresh: options.refresh,
@@ -283,6 +299,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     defaultUser,
     heartbeatMs,
     policy,
+    tools: options.tools,
+    profiles: options.profiles,
   };
   const startedAt = Date.now();
   const inFlight = new Set<AbortController>();
@@ -318,10 +336,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     );
   }
 
-  async function mcp(ctx: RouteContext): Promise<void> {
+  async function mcp(ctx: RouteContext, requested: string | undefined): Promise<void> {
     const handler = options.mcpHandler;
     if (!handler) throw new HttpError(404, 'not-found', 'this gateway serves no MCP endpoint');
     const principal = requirePermission(ctx, policy, 'read-tools', 'use /mcp');
+    const profile = profileOf(principal, requested);
+    const tools = profileTools(options.tools, options.profiles, profile);
+    const search = ctx.url.searchParams.get('search');
+    const toolSearch = search === null ? undefined : search !== '0' && search !== 'false' ? {} : false;
     const user = userOf(ctx, policy, principal, defaultUser);
     const remote = ctx.req.socket.remoteAddress ?? 'unknown';
     let parsedBody: unknown;
@@ -347,7 +369,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       parsedBody,
       client,
       principal: principal.name,
-      tools: policyTools(policy, principal, options.tools, {
+      endpoint: requested === undefined ? '/mcp' : `/mcp/${requested}`,
+      ...(toolSearch !== undefined ? { toolSearch } : {}),
+      tools: policyTools(policy, principal, tools, {
         user,
         surface: 'mcp',
         caller: `mcp:${client}`,
@@ -367,7 +391,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       handle: (ctx) =>
         sendReadiness(ctx, readinessChecks, ctx.principal !== undefined, closing !== undefined),
     },
-    { path: /^\/mcp(?:\/.*)?$/, methods: ['GET', 'POST', 'DELETE'], handle: mcp },
+    { path: /^\/mcp\/?$/, methods: ['GET', 'POST', 'DELETE'], handle: (ctx) => mcp(ctx, undefined) },
+    {
+      path: /^\/mcp\/([^/]+)\/?$/,
+      methods: ['GET', 'POST', 'DELETE'],
+      handle: (ctx, [id]) => mcp(ctx, decodePathPart(id!)),
+    },
     { path: /^\/api\/v1\/tools$/, methods: ['GET'], handle: (ctx) => handleToolList(ctx, toolRoutes) },
     {
       path: /^\/api\/v1\/tools\/([^/]+)\/invoke$/,

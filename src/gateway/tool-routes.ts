@@ -1,11 +1,13 @@
 /**
  * @module `GET /api/v1/tools` and `POST /api/v1/tools/{name}/invoke`: the live tool set over HTTP.
  */
-import type { Tool, ToolProvider } from '../tools/index.js';
+import { MAX_SEARCH_LIMIT, searchTools } from '../tools/index.js';
+import type { ObservableToolProvider, Tool } from '../tools/index.js';
 import type { AccessPolicy, Principal } from '../policy/index.js';
 import { HttpError, sendJson } from './http-error.js';
 import { headerValue, type RouteContext } from './route-context.js';
 import { admitCall, requirePermission, requireTool, userOf } from './route-access.js';
+import { profileOf, profileTools, type GatewayProfiles } from './profile-access.js';
 
 /** A problem the registry reports (which item, what is wrong). */
 export interface GatewayProblem {
@@ -15,7 +17,9 @@ export interface GatewayProblem {
 
 /** What the tool routes need of the gateway's options. */
 export interface ToolRoutesOptions {
-  tools: ToolProvider;
+  tools: ObservableToolProvider;
+  /** The tool profiles (`?profile=`, a principal's bound profile). */
+  profiles: GatewayProfiles | undefined;
   defaultUser: string;
   toolTimeoutMs: number;
   refresh: (() => Promise<void>) | undefined;
@@ -32,9 +36,47 @@ function callerOf(ctx: RouteContext, principal: string): string {
   return `${entry}:${principal}@${ctx.req.socket.remoteAddress ?? 'unknown'}`;
 }
 
-/** The tools `principal` may see. */
-function visibleTools(options: ToolRoutesOptions, principal: Principal): readonly Tool[] {
-  return options.tools.list().filter((tool) => options.policy.allows(principal, tool.name));
+/** The tools `principal` may see: its profile's (or the one it asks for), within its policy. */
+function visibleTools(
+  tools: ObservableToolProvider,
+  options: ToolRoutesOptions,
+  principal: Principal,
+): readonly Tool[] {
+  return tools.list().filter((tool) => options.policy.allows(principal, tool.name));
+}
+
+/** The request's profile's tools (`?profile=`, else the principal's bound profile, else all). */
+function requestTools(
+  ctx: RouteContext,
+  options: ToolRoutesOptions,
+  principal: Principal,
+): ObservableToolProvider {
+  const requested = ctx.url.searchParams.get('profile') ?? undefined;
+  return profileTools(options.tools, options.profiles, profileOf(principal, requested));
+}
+
+/** `?limit=` of a search: 1 to MAX_SEARCH_LIMIT. */
+function searchLimit(ctx: RouteContext): number | undefined {
+  const text = ctx.url.searchParams.get('limit');
+  if (text === null) return undefined;
+  const limit = Number(text);
+  if (text.trim() === '' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
+    throw new HttpError(
+      400,
+      'invalid-request',
+      `?limit= must be an integer from 1 to ${MAX_SEARCH_LIMIT}, got '${text.slice(0, 40)}'`,
+    );
+  }
+  return limit;
+}
+
+function toolEntry(t: Tool): Record<string, unknown> {
+  return {
+    name: t.name,
+    description: t.description,
+    parameters: t.schema.parameters,
+    ...(t.tags && t.tags.length > 0 ? { tags: t.tags } : {}),
+  };
 }
 
 /** How long `?fresh=1` waits for the registry before answering with what is live. */
@@ -54,18 +96,30 @@ export async function handleToolList(ctx: RouteContext, options: ToolRoutesOptio
       }),
     ]).finally(() => clearTimeout(timer));
   }
-  sendJson(
-    ctx.res,
-    200,
-    {
-      tools: visibleTools(options, principal).map((t) => ({
-        name: t.name,
-        description: t.description,
-        parameters: t.schema.parameters,
-      })),
-    },
-    ctx.headers,
-  );
+  const tools = requestTools(ctx, options, principal);
+  const query = ctx.url.searchParams.get('search');
+  if (query !== null) {
+    if (query.trim() === '') {
+      throw new HttpError(
+        400,
+        'invalid-request',
+        '?search= needs words of what the tool should do, e.g. ?search=weather',
+      );
+    }
+    const limit = searchLimit(ctx);
+    const hits = searchTools(tools, query, {
+      ...(limit !== undefined ? { limit } : {}),
+      filter: (tool) => options.policy.allows(principal, tool.name),
+    });
+    sendJson(
+      ctx.res,
+      200,
+      { tools: hits.map((hit) => ({ ...toolEntry(hit.tool), score: Math.round(hit.score * 1000) / 1000 })) },
+      ctx.headers,
+    );
+    return;
+  }
+  sendJson(ctx.res, 200, { tools: visibleTools(tools, options, principal).map(toolEntry) }, ctx.headers);
 }
 
 /**
@@ -84,11 +138,12 @@ export async function handleToolInvoke(
   // The user first, so a refusal of the tool names whom the call was for.
   const user = userOf(ctx, policy, principal, options.defaultUser);
   requireTool(ctx, policy, principal, name);
+  const tools = requestTools(ctx, options, principal);
   const text = await ctx.readText();
   const release = admitCall(ctx, policy, principal, name);
   let result;
   try {
-    result = await options.tools.call(name, text, {
+    result = await tools.call(name, text, {
       signal: ctx.signal,
       timeoutMs: options.toolTimeoutMs,
       user,

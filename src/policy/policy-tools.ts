@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import {
   ToolError,
-  type Tool,
+  toolView,
+  type ObservableToolProvider,
   type ToolCallOptions,
-  type ToolProvider,
   type ToolResult,
 } from '../tools/index.js';
 import { anyGlobMatches } from '../schema/index.js';
@@ -31,10 +31,7 @@ export interface PolicyToolsOptions {
   onDenied?: (event: AccessDeniedEvent) => void;
 }
 
-/** A tool provider that may say when its tools change (a `LiveToolSet`, a registry's tools). */
-export interface ObservableToolProvider extends ToolProvider {
-  onChange?(listener: () => void): unknown;
-}
+export type { ObservableToolProvider };
 
 function denial(
   name: string,
@@ -77,9 +74,12 @@ export function policyTools(
       user: options.user,
       tool,
     });
+  // Made per request, so the policy cannot change under it: its list is kept per registry change.
+  const narrowed = toolView(tools, { accepts: (tool) => policy.allows(principal, tool.name) });
   const view: ObservableToolProvider = {
-    list: (): readonly Tool[] => tools.list().filter((tool) => policy.allows(principal, tool.name)),
-    get: (name) => (policy.allows(principal, name) ? tools.get(name) : undefined),
+    list: narrowed.list,
+    get: narrowed.get,
+    search: narrowed.search!,
     async call(name, args, callOptions: ToolCallOptions = {}) {
       const callId = callOptions.callId ?? randomUUID();
       if (!policy.can(principal, 'call-tools') || !policy.allows(principal, name)) {
@@ -118,16 +118,14 @@ export function toolsMatching(
   tools: ObservableToolProvider,
   globs: readonly string[],
 ): ObservableToolProvider {
-  const allowed = (name: string): boolean => anyGlobMatches(globs, name);
-  const view: ObservableToolProvider = {
-    list: () => tools.list().filter((tool) => allowed(tool.name)),
-    get: (name) => (allowed(name) ? tools.get(name) : undefined),
-    async call(name, args, callOptions: ToolCallOptions = {}) {
-      if (allowed(name)) return tools.call(name, args, callOptions);
-      const reason = `tool '${name.slice(0, 80)}' is not among the tools this run may use (${globs.join(', ') || 'none'})`;
-      return denial(name, callOptions.callId ?? randomUUID(), 'forbidden', reason);
-    },
-  };
-  if (tools.onChange) view.onChange = (listener) => tools.onChange?.(listener);
-  return view;
+  return toolView(tools, {
+    accepts: (tool) => anyGlobMatches(globs, tool.name),
+    hidden: (name, callId) =>
+      denial(
+        name,
+        callId,
+        'forbidden',
+        `tool '${name.slice(0, 80)}' is not among the tools this run may use (${globs.join(', ') || 'none'})`,
+      ),
+  });
 }

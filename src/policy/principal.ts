@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { ToolbusError } from '../errors/index.js';
 import type { JsonValue } from '../schema/index.js';
 import { parseRate, type Rate } from './rate-limit.js';
+import { CONFIG_NAME_PATTERN } from '../config/index.js';
 
 /** The roles a principal can hold. */
 export const Role = {
@@ -38,6 +39,11 @@ export interface Principal {
   readonly user?: string | undefined;
   /** Globs of the tools it may see and call (`tell-*`). @default every tool */
   readonly tools?: readonly string[] | undefined;
+  /**
+   * The tool profile it is bound to (`profile/<id>`): it sees and calls only that profile's tools, on
+   * every surface (REST, `/mcp`, the agent). @default none
+   */
+  readonly profile?: string | undefined;
   /** Its own call rate. @default none */
   readonly rate?: Rate | undefined;
   /** Most of its calls in flight at once. @default DEFAULT_MAX_IN_FLIGHT */
@@ -55,6 +61,9 @@ export const PRINCIPAL_CONFIG_TYPE = 'principal';
 export const ROLE_CONFIG_TYPE = 'role';
 /** The config type of per-tool quotas (`quota/tell-joke`: rate, burst). */
 export const QUOTA_CONFIG_TYPE = 'quota';
+
+/** A profile id: a config key. */
+const PROFILE_ID = CONFIG_NAME_PATTERN;
 
 /** Principal names: what config keys and log lines can carry. */
 const NAME_SHAPE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -92,6 +101,8 @@ export interface PrincipalItem {
   tokenHash: string;
   user?: string;
   tools?: string[];
+  /** The tool profile it is bound to. */
+  profile?: string;
   /** e.g. `20/s`. */
   rate?: string;
   burst?: number;
@@ -195,6 +206,10 @@ export function decodePrincipalItem(name: string, value: JsonValue | undefined):
   if (user !== undefined && (typeof user !== 'string' || user === '')) {
     throw invalid(what, "'user' must be a non-empty string");
   }
+  const profile = value['profile'];
+  if (profile !== undefined && (typeof profile !== 'string' || !PROFILE_ID.test(profile))) {
+    throw invalid(what, "'profile' must be a profile id (1-128 characters of [A-Za-z0-9_.=-])");
+  }
   return {
     tokenHash,
     principal: {
@@ -202,6 +217,7 @@ export function decodePrincipalItem(name: string, value: JsonValue | undefined):
       roles: roles as Role[],
       user: (user as string | undefined) ?? name,
       tools: stringList(value['tools'], what, 'tools'),
+      ...(profile !== undefined ? { profile: profile as string } : {}),
       rate: rateOf(value, what),
       maxInFlight: maxInFlightOf(value, what),
       via: 'key',

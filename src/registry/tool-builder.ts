@@ -4,8 +4,14 @@
  */
 import type { MessageBus } from '../bus/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
-import type { JsonValue } from '../schema/index.js';
-import { MAX_TIMER_MS, requireApproval, validateToolName, type Tool } from '../tools/index.js';
+import type { JsonObject, JsonValue } from '../schema/index.js';
+import {
+  MAX_TIMER_MS,
+  checkToolTags,
+  decorateTool,
+  validateToolName,
+  type ToolDecoration,
+} from '../tools/index.js';
 import { ToolbusError, didYouMean } from '../errors/index.js';
 import { TOOL_TYPE_PROVIDERS, toolTypeOf } from './builtin-tool-types.js';
 import { assertConfigAllowed, type ConfigAllowlist } from './config-allowlist.js';
@@ -169,7 +175,11 @@ export class ToolBuilder {
         const { type, descriptor: object } = toolTypeOf(descriptor, ctx);
         const factory = factories.get(type);
         if (!factory) throw unknownType(type, key, [...factories.keys()]);
-        const tool = approvalOf(object, key, await factory(structuredClone(object), ctx));
+        const { itemFields, typeFields } = splitItemFields(object);
+        const tool = decorateTool(
+          await factory(structuredClone(typeFields), ctx),
+          itemOptions(itemFields, key),
+        );
         if (refused !== undefined) throw refused;
         validateToolName(tool.name);
         return { built: { descriptorJson, lookups, tool, warnings, controller } };
@@ -225,18 +235,47 @@ function unknownType(type: string, key: string, known: string[]): ToolbusError {
   return new ToolbusError('invalid-config', message);
 }
 
+/** Fields of a tool item the registry reads for every tool type; the type's factory never sees them. */
+const ITEM_FIELDS: ReadonlySet<string> = new Set(['approval', 'tags']);
+
+function splitItemFields(descriptor: JsonObject): { itemFields: JsonObject; typeFields: JsonObject } {
+  let itemFields: JsonObject | undefined;
+  let typeFields: JsonObject | undefined;
+  for (const key of Object.keys(descriptor)) {
+    if (!ITEM_FIELDS.has(key)) continue;
+    itemFields ??= {};
+    typeFields ??= { ...descriptor };
+    itemFields[key] = descriptor[key]!;
+    delete typeFields[key];
+  }
+  return { itemFields: itemFields ?? {}, typeFields: typeFields ?? descriptor };
+}
+
 /**
- * The tool an item describes, with its `"approval"` field applied: `"always"` (every call needs a
- * person's approval first) or `"never"` (the default). The model's schema is the same either way.
+ * What an item's own fields add to the tool its type builds: `"approval"`: `"always"` (every call needs
+ * a person's approval first) or `"never"` (the default), and `"tags"`: words for search and profiles.
+ * The model's schema is the same either way.
  *
- * @throws ToolbusError `invalid-config` for any other value.
+ * @throws ToolbusError `invalid-config` naming the field and what was expected.
  */
-function approvalOf(descriptor: Record<string, unknown>, key: string, tool: Tool): Tool {
-  const approval = descriptor['approval'];
-  if (approval === undefined || approval === 'never') return tool;
-  if (approval === 'always') return requireApproval(tool);
-  throw new ToolbusError(
-    'invalid-config',
-    `config 'tool/${key}': field 'approval' must be "always" or "never", got ${JSON.stringify(approval)}`,
-  );
+function itemOptions(fields: JsonObject, key: string): ToolDecoration {
+  const owner = `config 'tool/${key}'`;
+  const options: ToolDecoration = {};
+  const approval = fields['approval'];
+  if (approval === 'always') options.needsApproval = true;
+  else if (approval !== undefined && approval !== 'never') {
+    throw new ToolbusError(
+      'invalid-config',
+      `${owner}: field 'approval' must be "always" or "never", got ${JSON.stringify(approval)}`,
+    );
+  }
+  const tags = fields['tags'];
+  if (tags !== undefined) {
+    try {
+      options.tags = checkToolTags(tags, `${owner}: field 'tags'`);
+    } catch (error) {
+      throw new ToolbusError('invalid-config', (error as Error).message);
+    }
+  }
+  return options;
 }

@@ -6,13 +6,20 @@
 import { performance } from 'node:perf_hooks';
 import { abortError, raceSignal } from '../errors/index.js';
 import { ToolServiceClientCache } from '../services/index.js';
-import { LiveToolSet, onAbort } from '../tools/index.js';
-import type { Tool, ToolSet } from '../tools/index.js';
+import { LiveToolSet, PROFILE_CONFIG_TYPE, onAbort } from '../tools/index.js';
+import type {
+  ObservableToolProvider,
+  Tool,
+  ToolSearchHit,
+  ToolSearchOptions,
+  ToolSet,
+} from '../tools/index.js';
 import { AnnouncementTracker } from './announcement-tracker.js';
 import { functionToolType, toolServiceToolType } from './builtin-tool-types.js';
 import { ConfigMirror } from './config-mirror.js';
 import { promptToolType, textCompletionToolType } from './model-tools.js';
 import { RebuildScheduler } from './rebuild-scheduler.js';
+import { RegistryProfiles } from './registry-profiles.js';
 import { closedError } from './registry-errors.js';
 import { ToolBuilder } from './tool-builder.js';
 import { resolveToolRegistryOptions, type ToolRegistryOptions } from './tool-registry-options.js';
@@ -89,6 +96,9 @@ export class ToolRegistry {
   readonly #sourceCache: AnnouncedSourceCache = new WeakMap();
   #problems: RegistryProblem[] = [];
   readonly #listeners = new Set<(change: RegistryChange) => void>();
+  readonly #profiles: RegistryProfiles;
+  /** The profile items as of the last swap, so an edit of one alone still tells the listeners. */
+  #profileItems: unknown[] = [];
   #started: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -130,6 +140,7 @@ export class ToolRegistry {
       onLateBuild: changed,
     });
     this.#rebuilds = new RebuildScheduler(() => this.#build(), { debounceMs: resolved.debounceMs, signal });
+    this.#profiles = new RegistryProfiles(this.#mirror, this.tools);
   }
 
   /**
@@ -151,9 +162,40 @@ export class ToolRegistry {
     return raceSignal(this.#started, signal, 'ToolRegistry.start').finally(stop);
   }
 
+  /**
+   * The live tools that best match `query`: BM25 over names, descriptions, argument names and
+   * descriptions, and tags, with prefixes and small typos counted; best first. The index follows hot
+   * reloads and announcements, re-indexing only the tools that changed.
+   *
+   * @throws ToolbusError `usage` for an empty query or a limit that is not a positive integer.
+   * @example
+   * ```ts
+   * registry.search('weather forecast', { limit: 5 }).map((hit) => hit.name);
+   * ```
+   */
+  search(query: string, options?: ToolSearchOptions): ToolSearchHit[] {
+    return this.tools.search(query, options);
+  }
+
+  /** The ids of the `profile/<id>` items, sorted (those with problems too: see {@link problems}). */
+  profiles(): string[] {
+    return this.#profiles.ids();
+  }
+
+  /**
+   * The tools of profile `id` (config item `profile/<id>`: `{ tools, tags, exclude }`), as a live view:
+   * it follows the tools and the item. Pass it to an agent, or serve it at `/mcp/<id>`.
+   *
+   * @throws ToolbusError `not-found` naming the profiles there are; `invalid-config` for an item that
+   * cannot be read.
+   */
+  profile(id: string): ObservableToolProvider {
+    return this.#profiles.view(id);
+  }
+
   /** Everything wrong with the config and announcements now, sorted by key. */
   problems(): RegistryProblem[] {
-    const all = [...this.#problems, ...(this.#announcements?.problems() ?? [])];
+    const all = [...this.#problems, ...this.#profiles.problems(), ...(this.#announcements?.problems() ?? [])];
     const store = this.#mirror.problem;
     if (store) all.push(store);
     return all.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((p) => ({ ...p }));
@@ -297,9 +339,14 @@ export class ToolRegistry {
   /** Makes `tools` the live set, unless it already is, and tells the listeners. */
   #swap(tools: Tool[]): void {
     const before = this.tools.list();
+    const profileItems = [...this.#mirror.entries(PROFILE_CONFIG_TYPE)].map(([, value]) => value);
+    const sameProfiles =
+      profileItems.length === this.#profileItems.length &&
+      profileItems.every((value, i) => value === this.#profileItems[i]);
+    this.#profileItems = profileItems;
     const same = before.length === tools.length && before.every((t, i) => t === tools[i]);
-    if (same) return;
-    const set = this.tools.replace(tools);
+    if (same && sameProfiles) return;
+    const set = same ? this.tools.current : this.tools.replace(tools);
     if (this.#listeners.size === 0) return;
     const beforeNames = new Set(before.map((t) => t.name));
     const afterNames = new Set(tools.map((t) => t.name));

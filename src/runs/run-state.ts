@@ -80,6 +80,8 @@ export interface RunState {
   principal?: string;
   /** The tool globs it was started under (the principal's tool policy); absent for every tool. */
   tools?: string[];
+  /** The tool profile it was started with (`profile/<id>`); absent for every tool. */
+  profile?: string;
   /** Model steps taken. */
   step: number;
   /** Model steps it may take. */

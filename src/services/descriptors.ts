@@ -68,8 +68,9 @@ export const TOOL_DESCRIPTOR_KEYS: readonly string[] = [
   'description',
   'service',
   'arguments',
-  // Whether calls need a person's approval: read by the registry for every tool type.
+  // Whether calls need a person's approval, and words for search: read by the registry for every tool type.
   'approval',
+  'tags',
 ];
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

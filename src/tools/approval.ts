@@ -3,7 +3,8 @@
  * `Tool`, the check `ToolSet.call` and agents share, and a wrapper that adds it to any tool.
  */
 import { createValidator, type ObjectJsonSchema, type Validator } from '../schema/index.js';
-import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema } from './tool.js';
+import type { Tool } from './tool.js';
+import { decorateTool } from './decorated-tool.js';
 import { formatInvalidArguments } from './base-tool.js';
 
 /** What a `needsApproval` predicate sees of the call besides its arguments. */
@@ -71,37 +72,5 @@ export function checkToolArguments(tool: Tool, args: Record<string, unknown>): s
  * makes of the tool it describes. Everything else is the inner tool's.
  */
 export function requireApproval(tool: Tool, needsApproval: NeedsApproval = true): Tool {
-  return new ApprovalRequiredTool(tool, needsApproval);
-}
-
-class ApprovalRequiredTool implements Tool {
-  readonly name: string;
-  readonly description: string;
-  readonly schema: ToolSchema;
-  readonly annotations?: ToolAnnotations;
-  readonly timeoutMs?: number;
-  readonly needsApproval: NeedsApproval;
-  readonly #inner: Tool;
-
-  constructor(inner: Tool, needsApproval: NeedsApproval) {
-    this.#inner = inner;
-    this.name = inner.name;
-    this.description = inner.description;
-    this.schema = inner.schema;
-    if (inner.annotations) this.annotations = inner.annotations;
-    if (inner.timeoutMs !== undefined) this.timeoutMs = inner.timeoutMs;
-    this.needsApproval = needsApproval;
-  }
-
-  runJson(
-    args: unknown,
-    signal?: AbortSignal | { signal: AbortSignal },
-    options?: RunJsonOptions,
-  ): Promise<unknown> {
-    return this.#inner.runJson(args, signal, options);
-  }
-
-  returnValueAsString(value: unknown): string {
-    return this.#inner.returnValueAsString(value);
-  }
+  return decorateTool(tool, { needsApproval });
 }

@@ -21,6 +21,7 @@ import { onAbort } from './abort-fanout.js';
 import { validateToolName } from './tool-name.js';
 import { CallIdSource } from './call-id.js';
 import type { NeedsApproval } from './approval.js';
+import { checkToolTags } from './tool-tags.js';
 
 /** Options of {@link BaseTool}. */
 export interface BaseToolOptions {
@@ -36,6 +37,8 @@ export interface BaseToolOptions {
   annotations?: ToolAnnotations;
   /** Calls need a person's approval first: `true`, or a predicate over the arguments. @default never */
   needsApproval?: NeedsApproval;
+  /** Words for search and profiles (see `Tool.tags`). @default none */
+  tags?: readonly string[];
 }
 
 /** A signal, or anything carrying one (a `CancellationToken`). */
@@ -82,6 +85,7 @@ export abstract class BaseTool implements Tool {
   readonly description: string;
   readonly annotations?: ToolAnnotations;
   readonly needsApproval?: NeedsApproval;
+  readonly tags?: readonly string[];
   readonly #strict: boolean;
   readonly #parameters: ObjectJsonSchema;
   readonly #validate: Validator;
@@ -110,6 +114,7 @@ export abstract class BaseTool implements Tool {
       }
       this.needsApproval = rule;
     }
+    if (options.tags !== undefined) this.tags = checkToolTags(options.tags, `tool '${options.name}'`);
     try {
       this.#parameters = toParametersSchema(options.parameters);
       this.#validate = createValidator(options.parameters, { jsonSchema: this.#parameters });

@@ -30,6 +30,8 @@ export interface FunctionToolOptions<S extends ParametersSource> {
    * arguments (`(args) => args.amount > 100`). The model's schema does not change. @default never
    */
   needsApproval?: boolean | ((args: InferToolArgs<S>, ctx: ApprovalContext) => boolean | Promise<boolean>);
+  /** Words for search and profiles (`['weather']`); the model's schema does not show them. @default none */
+  tags?: readonly string[];
 }
 
 /** The function behind a {@link FunctionTool}. */
@@ -73,6 +75,7 @@ export class FunctionTool<S extends ParametersSource = ParametersSource> extends
     if (options.strict !== undefined) base.strict = options.strict;
     if (options.annotations !== undefined) base.annotations = options.annotations;
     if (options.needsApproval !== undefined) base.needsApproval = options.needsApproval as NeedsApproval;
+    if (options.tags !== undefined) base.tags = options.tags;
     super(base);
     this.#fn = fn;
   }

@@ -32,12 +32,39 @@ export {
   DEFAULT_TOOL_CONCURRENCY,
   MIN_MAX_OUTPUT_BYTES,
   parseToolArguments,
+  unknownToolError,
+  LIST_ALL_TOOLS_UP_TO,
 } from './tool-set.js';
 export type { ToolSetOptions, ToolSetHooks, ToolCallEvent, ToolResultEvent } from './tool-set.js';
 export { hookList, notifyHooks, runHooks } from './hooks.js';
 export type { Hook, HookFn } from './hooks.js';
 export { LiveToolSet } from './live-tool-set.js';
 export { approvalNeeded, checkToolArguments, requireApproval } from './approval.js';
+export { decorateTool } from './decorated-tool.js';
+export type { ToolDecoration } from './decorated-tool.js';
+export { checkToolTags, TOOL_TAG_PATTERN, MAX_TOOL_TAGS } from './tool-tags.js';
+export {
+  ToolSearchIndex,
+  searchTools,
+  narrowSearch,
+  DEFAULT_SEARCH_LIMIT,
+  MAX_SEARCH_LIMIT,
+} from './tool-search.js';
+export type { ToolSearchHit, ToolSearchOptions, SearchableToolProvider } from './tool-search.js';
+export { toolView } from './tool-view.js';
+export {
+  createSearchTool,
+  foundToolNames,
+  SEARCH_TOOLS_NAME,
+  DEFAULT_SEARCH_TOOLS_LIMIT,
+  MAX_SEARCH_TOOLS_LIMIT,
+} from './search-tools-tool.js';
+export type { SearchToolOptions, FoundTool } from './search-tools-tool.js';
+export { DeferredTools } from './deferred-tools.js';
+export type { DeferredToolsOptions, DeferredToolList } from './deferred-tools.js';
+export { PROFILE_CONFIG_TYPE, parseToolProfile, profileAccepts } from './tool-profile.js';
+export type { ToolProfile } from './tool-profile.js';
+export type { ObservableToolProvider, ToolViewOptions } from './tool-view.js';
 export type { ApprovalContext, NeedsApproval } from './approval.js';
 export { truncateOutput } from './truncate-output.js';
 export type { TruncatedOutput } from './truncate-output.js';

@@ -3,6 +3,7 @@
  */
 import type { Tool, ToolCallOptions, ToolProvider, ToolResult } from './tool.js';
 import { ToolSet, type ToolSetOptions } from './tool-set.js';
+import { ToolSearchIndex, type ToolSearchHit, type ToolSearchOptions } from './tool-search.js';
 
 /**
  * Holds the current {@link ToolSet} and swaps it in one step. A call captures the set current when it
@@ -20,6 +21,8 @@ export class LiveToolSet implements ToolProvider {
   #current: ToolSet;
   readonly #options: ToolSetOptions;
   readonly #listeners = new Set<(set: ToolSet) => void>();
+  /** Made on the first search, then kept in step with each replaced set (only what changed). */
+  #index: ToolSearchIndex | undefined;
 
   /**
    * @param initial a ToolSet, or tools to build one from with `options`. @default an empty set
@@ -77,6 +80,16 @@ export class LiveToolSet implements ToolProvider {
   /** Calls on the set current now; see {@link ToolSet.call}. Never rejects for tool failures. */
   call(name: string, args: string | Record<string, unknown>, options?: ToolCallOptions): Promise<ToolResult> {
     return this.#current.call(name, args, options);
+  }
+
+  /**
+   * The tools that best match `query` (BM25 over names, descriptions, arguments and tags), best first.
+   * One index serves every set this holds: a replace re-indexes only the tools that changed.
+   *
+   * @throws ToolbusError `usage` for an empty query or a bad limit.
+   */
+  search(query: string, options?: ToolSearchOptions): ToolSearchHit[] {
+    return (this.#index ??= new ToolSearchIndex(() => this.list())).search(query, options);
   }
 
   #toSet(tools: ToolSet | Iterable<Tool>): ToolSet {

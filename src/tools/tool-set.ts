@@ -20,6 +20,7 @@ import type {
 import { validateToolName } from './tool-name.js';
 import { approvalNeeded } from './approval.js';
 import { truncateOutput } from './truncate-output.js';
+import { NearestNames } from './nearest-names.js';
 import { BaseTool, runFailure, startRun } from './base-tool.js';
 import { CallIdSource } from './call-id.js';
 import { hookList, runHooks, type Hook, type HookFn } from './hooks.js';
@@ -308,7 +309,7 @@ export class ToolSet implements ToolProvider {
     const replay = typeof args === 'string' && !(parsed instanceof ToolError) ? args : undefined;
     if (tool === undefined) {
       const more = this.#options.describeUnknown?.(name);
-      return Promise.resolve(failure(name, callId, unknownTool(name, this.#list, more), replay));
+      return Promise.resolve(failure(name, callId, unknownToolError(name, this.#list, more), replay));
     }
     if (parsed instanceof ToolError) return Promise.resolve(failure(name, callId, parsed));
     const approval = tool.needsApproval;
@@ -726,14 +727,38 @@ function toToolError(name: string, error: unknown, abort: LazyAbortController): 
   return new ToolError('tool-error', `tool '${name}' failed: ${message}`, { cause: error, toolName: name });
 }
 
-/** The one unknown-tool message, whoever calls (an agent, the gateway, the MCP bridge). */
-function unknownTool(name: string, tools: readonly Tool[], more: string | undefined): ToolError {
+/** Sets up to this size list every name in the unknown-tool message; larger ones, the nearest few. */
+export const LIST_ALL_TOOLS_UP_TO = 20;
+/** How many near names the unknown-tool message of a large set gives. */
+const NEAREST_SHOWN = 5;
+
+/** Name indexes by tool list, built on the first unknown name: a list nobody misspells costs nothing. */
+const nearestNames = new WeakMap<readonly Tool[], NearestNames>();
+
+/**
+ * The one unknown-tool error, whoever calls (an agent, the gateway, the MCP bridge, a view of a set). Its
+ * message goes back to the model, so its size does not grow with the list: every name of a small list,
+ * else the nearest five. `tools` should be a list that is kept (a `ToolSet`'s), so its index is reused.
+ *
+ * @param more said in parentheses after the name, e.g. why the registry skipped an item of that name.
+ */
+export function unknownToolError(name: string, tools: readonly Tool[], more?: string): ToolError {
   const shown = name.length > 80 ? `${name.slice(0, 77)}...` : name;
-  const names = tools.map((t) => `'${t.name}'`);
-  const available = names.length === 0 ? 'no tools are available' : `available tools: ${names.join(', ')}`;
-  return new ToolError('unknown-tool', `unknown tool '${shown}'${more ? ` (${more})` : ''}; ${available}`, {
-    toolName: name,
-  });
+  let available: string;
+  if (tools.length === 0) available = 'no tools are available';
+  else if (tools.length <= LIST_ALL_TOOLS_UP_TO) {
+    available = `available tools: ${tools.map((t) => `'${t.name}'`).join(', ')}`;
+  } else {
+    let index = nearestNames.get(tools);
+    if (index === undefined) nearestNames.set(tools, (index = new NearestNames(tools.map((t) => t.name))));
+    const near = index.find(name, NEAREST_SHOWN);
+    available =
+      near.length === 0
+        ? `none of the ${tools.length} tools has a similar name`
+        : `did you mean ${near.map((n) => `'${n}'`).join(', ')}? (the nearest of ${tools.length} tools)`;
+  }
+  const why = more ? ` (${more.length > 500 ? `${more.slice(0, 497)}...` : more})` : '';
+  return new ToolError('unknown-tool', `unknown tool '${shown}'${why}; ${available}`, { toolName: name });
 }
 
 /**

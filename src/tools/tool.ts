@@ -4,6 +4,7 @@
 import type { JsonSchema, ToolSchema } from '../schema/index.js';
 import type { ToolError } from './errors.js';
 import type { NeedsApproval } from './approval.js';
+import type { ToolSearchHit, ToolSearchOptions } from './tool-search.js';
 
 /** Hints about a tool's side effects, with MCP's meaning. Used to decide whether a retry is safe. */
 export interface ToolAnnotations {
@@ -65,6 +66,11 @@ export interface Tool {
    * @default undefined (never)
    */
   readonly needsApproval?: NeedsApproval;
+  /**
+   * Words that group the tool for search and profiles (`weather`, `openapi:petstore`). The model's
+   * schema does not show them. @default undefined (none)
+   */
+  readonly tags?: readonly string[];
   /**
    * Validates `args` against the schema, then runs the tool.
    *
@@ -135,6 +141,12 @@ export interface ToolProvider {
   get(name: string): Tool | undefined;
   /** Calls a tool; never rejects for tool failures (see {@link ToolResult}). */
   call(name: string, args: string | Record<string, unknown>, options?: ToolCallOptions): Promise<ToolResult>;
+  /**
+   * Searches the tools, best match first, when the provider keeps its own index (a `LiveToolSet`, or a
+   * view that narrows its base's). Use `searchTools(provider, query)`, which falls back to an index of
+   * its own for any provider.
+   */
+  search?(query: string, options?: ToolSearchOptions): ToolSearchHit[];
 }
 
 export type { JsonSchema, ToolSchema };

@@ -26,6 +26,11 @@ export type HeaderEnvironment = Readonly<Record<string, string | undefined>>;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** True when `name` is a valid HTTP header name (an RFC 9110 token). */
+export function isHeaderName(name: string): boolean {
+  return HEADER_NAME.test(name);
+}
+
 /**
  * Checks the configured headers and returns a fresh copy.
  *
@@ -37,7 +42,7 @@ export function checkHeaders(
 ): Record<string, HttpHeaderValue> {
   const out: Record<string, HttpHeaderValue> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (!HEADER_NAME.test(name)) {
+    if (!isHeaderName(name)) {
       throw new ToolbusError(
         'invalid-config',
         `${owner}: header name '${name}' is not a valid HTTP header name`,

@@ -4,7 +4,10 @@
  */
 import { ToolbusError } from '../../errors/index.js';
 import type { JsonObject, JsonValue } from '../../schema/index.js';
+import { checkToolTags } from '../../tools/index.js';
 import type { HeaderEnvironment } from './header-value.js';
+import { resolveHttpParameters } from './http-parameters.js';
+import type { HttpParameter } from './http-parameters.js';
 import { isHostAllowed } from './host-allowlist.js';
 import { HttpTool } from './http-tool.js';
 import type { HttpToolOptions } from './http-tool.js';
@@ -42,6 +45,16 @@ export interface HttpToolConfig {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** @default one required string property per path placeholder */
   json_schema?: JsonObject;
+  /**
+   * Arguments always sent in the query string: names, or `{ "name", "argument"?, "style"?, "explode"? }`
+   * (OpenAPI's query styles `form`, `spaceDelimited`, `pipeDelimited`, `deepObject`, or `json`).
+   * @default []
+   */
+  query_params?: (string | HttpParameter)[];
+  /** Arguments sent as headers, in the same form (styles `simple`, `json`). @default [] */
+  header_params?: (string | HttpParameter)[];
+  /** The argument whose value is the whole JSON request body. @default none */
+  body_param?: string;
   /** Static strings or `{ "env": "NAME", "prefix"?: "..." }`. @default {} */
   headers?: Record<string, string | { env: string; prefix?: string }>;
   /** @default 'text' */
@@ -56,6 +69,12 @@ export interface HttpToolConfig {
   max_redirects?: number;
   /** @default false */
   strict?: boolean;
+  /**
+   * Words for search and profiles (`openapi:petstore`, `pet`): metadata, read by the registry; the HTTP
+   * call does not use them.
+   * @default []
+   */
+  tags?: string[];
 }
 
 /** Options of {@link httpToolFromConfig}. */
@@ -90,6 +109,10 @@ const FIELDS = [
   'allowed_hosts',
   'max_redirects',
   'strict',
+  'query_params',
+  'header_params',
+  'body_param',
+  'tags',
 ] as const;
 
 /**
@@ -185,6 +208,25 @@ export function httpToolOptionsFromConfig(
   if (has('strict')) {
     if (typeof config['strict'] !== 'boolean') bad('strict', 'true or false');
     out.strict = config['strict'] as boolean;
+  }
+  // Each entry's shape is checked here under its config name; HttpTool checks where they point.
+  if (has('query_params')) {
+    out.queryParams = resolveHttpParameters(config['query_params'], 'query', 'query_params', owner);
+  }
+  if (has('header_params')) {
+    out.headerParams = resolveHttpParameters(config['header_params'], 'header', 'header_params', owner);
+  }
+  const bodyParam = str('body_param');
+  if (bodyParam !== undefined) {
+    if (bodyParam === '') bad('body_param', 'the name of an argument');
+    out.bodyParam = bodyParam;
+  }
+  if (has('tags')) {
+    try {
+      out.tags = checkToolTags(config['tags'], `${owner}: field 'tags'`);
+    } catch (error) {
+      throw new ToolbusError('invalid-config', (error as Error).message, { cause: error });
+    }
   }
   let configHosts: string[] | undefined;
   if (has('allowed_hosts')) {

@@ -29,7 +29,8 @@ export type HttpToolTypeFactory = (descriptor: JsonObject, ctx: { key: string })
 /**
  * The `http` tool type for the `ToolRegistry`. The descriptor has {@link HttpToolConfig}'s fields
  * (AutoGen's names: `scheme`, `host`, `port`, `path`, `method`, `json_schema`, `headers`, `return_type`,
- * `timeout` in seconds, or a single `url`); `name` defaults to the item's key.
+ * `timeout` in seconds, or a single `url`; and the explicit locations `query_params`, `header_params`
+ * and `body_param`, as `toolbus openapi import` writes them); `name` defaults to the item's key.
  *
  * Throws ToolbusError `invalid-config` naming the item (`config 'tool/<key>'`), the field and what was
  * expected, so the registry can report and skip that item alone.

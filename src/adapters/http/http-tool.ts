@@ -10,6 +10,8 @@ import { checkHeaders, resolveHeaders } from './header-value.js';
 import type { HeaderEnvironment, HttpHeaderValue } from './header-value.js';
 import { isHostAllowed } from './host-allowlist.js';
 import { HttpStatusError } from './http-status-error.js';
+import { appendQueryParameter, headerParameterValue, resolveHttpParameters } from './http-parameters.js';
+import type { HttpParameter, ResolvedHttpParameter } from './http-parameters.js';
 import { readBodyCapped } from './read-body.js';
 import { expandUrlTemplate, parseUrlTemplate, urlTemplateFromParts } from './url-template.js';
 import type { UrlTemplate } from './url-template.js';
@@ -73,11 +75,32 @@ export interface HttpToolOptions {
   /** @default 'POST' (as AutoGen) */
   method?: HttpMethod;
   /**
-   * The arguments' schema. Every path placeholder must be a property of it; the other properties go
-   * into the query (GET, DELETE) or the JSON body (POST, PUT, PATCH).
+   * The arguments' schema. Every path placeholder, and every argument named by `queryParams`,
+   * `headerParams` and `bodyParam`, must be a property of it; the other properties go into the query
+   * (GET, DELETE) or the JSON body (POST, PUT, PATCH).
    * @default one required string property per path placeholder
    */
   jsonSchema?: HttpToolParameters;
+  /**
+   * Arguments always sent in the query string, whatever the method: names, or {@link HttpParameter}s
+   * for another name on the wire or another OpenAPI `style` (by default `form` with `explode`: an
+   * array as repeated keys, `status=a&status=b`).
+   * @default []
+   */
+  queryParams?: readonly (string | HttpParameter)[];
+  /**
+   * Arguments sent as request headers (OpenAPI `simple` style: an array as `a,b`). A header that
+   * `headers` sets cannot also come from an argument.
+   * @default []
+   */
+  headerParams?: readonly (string | HttpParameter)[];
+  /**
+   * The argument whose value is the whole JSON request body (not allowed with GET). Without it, a set
+   * `queryParams` or `headerParams` still leaves the other arguments in the JSON body of POST, PUT and
+   * PATCH, and an empty body is then not sent; with it, the other arguments go into the query.
+   * @default undefined (the JSON body is the object of the arguments not placed elsewhere)
+   */
+  bodyParam?: string;
   /**
    * Request headers: a static value, or `{ env: 'API_TOKEN', prefix: 'Bearer ' }` to read the value from
    * the environment on every call (for secrets that must not live in config).
@@ -104,11 +127,20 @@ export interface HttpToolOptions {
   strict?: boolean;
   /** @default derived from the method: GET is read-only and idempotent, PUT and DELETE idempotent */
   annotations?: ToolAnnotations;
+  /** Words for search and profiles (see `Tool.tags`). @default none */
+  tags?: readonly string[];
 }
 
 interface ResolvedHttpTool {
   template: UrlTemplate;
   method: HttpMethod;
+  query: ResolvedHttpParameter[];
+  headerParams: ResolvedHttpParameter[];
+  bodyParam: string | undefined;
+  /** True when any of queryParams, headerParams or bodyParam was given. */
+  explicit: boolean;
+  /** The arguments the path, queryParams, headerParams and bodyParam place. */
+  placed: ReadonlySet<string>;
   headers: Record<string, HttpHeaderValue>;
   returnType: HttpReturnType;
   timeoutMs: number;
@@ -125,8 +157,9 @@ const SENSITIVE_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
  * A tool that calls one HTTP endpoint with the model's arguments.
  *
  * - Path placeholders are percent-encoded (spaces, non-ASCII, `/` inside a value).
- * - GET and DELETE send the other arguments as the query; POST, PUT and PATCH as a JSON body. Arguments
- *   the model left out are not sent.
+ * - `queryParams`, `headerParams` and `bodyParam` place arguments explicitly (as an OpenAPI operation
+ *   does); GET and DELETE send the other arguments as the query, POST, PUT and PATCH as a JSON body.
+ *   Arguments the model left out are not sent.
  * - A status outside 200–299 fails with {@link HttpStatusError} (`tool-error`) quoting the status and
  *   the start of the body.
  * - `returnType: 'json'` returns the parsed value, so the model sees real JSON text.
@@ -181,6 +214,7 @@ export class HttpTool extends BaseTool {
       parameters: options.jsonSchema ?? defaultSchema(template.params),
       ...(options.strict === undefined ? {} : { strict: options.strict }),
       annotations: { ...defaultAnnotations(method as HttpMethod), ...options.annotations },
+      ...(options.tags === undefined ? {} : { tags: options.tags }),
     });
     const properties = this.schema.parameters.properties;
     for (const param of template.params) {
@@ -191,10 +225,13 @@ export class HttpTool extends BaseTool {
         );
       }
     }
+    const headers = checkHeaders(options.headers ?? {}, owner);
+    const locations = resolveLocations(options, method as HttpMethod, template, properties, headers, owner);
     this.#config = {
       template,
       method: method as HttpMethod,
-      headers: checkHeaders(options.headers ?? {}, owner),
+      ...locations,
+      headers,
       returnType: checkReturnType(options.returnType, owner),
       timeoutMs: checkPositive(options.timeoutMs, DEFAULT_HTTP_TIMEOUT_MS, 'timeoutMs', owner),
       maxResponseBytes: checkPositive(
@@ -225,18 +262,29 @@ export class HttpTool extends BaseTool {
     const url = expandUrlTemplate(config.template, args, name);
     const rest: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(args)) {
-      if (!config.template.params.includes(key) && value !== undefined) rest[key] = value;
+      if (!config.placed.has(key) && value !== undefined) rest[key] = value;
+    }
+    for (const parameter of config.query) {
+      appendQueryParameter(url.searchParams, parameter, args[parameter.argument]);
     }
     let body: string | undefined;
-    if (config.method === 'GET' || config.method === 'DELETE') {
+    if (config.bodyParam !== undefined) {
+      const value = args[config.bodyParam];
+      if (value !== undefined && value !== null) body = JSON.stringify(value);
       for (const [key, value] of Object.entries(rest)) appendQuery(url.searchParams, key, value);
-    } else {
+    } else if (config.method === 'GET' || config.method === 'DELETE') {
+      for (const [key, value] of Object.entries(rest)) appendQuery(url.searchParams, key, value);
+    } else if (!config.explicit || Object.keys(rest).length > 0) {
       body = JSON.stringify(rest);
     }
     const { values, secret, secretValues } = resolveHeaders(config.headers, config.env, name);
     const headers = new Headers();
     if (config.returnType === 'json') headers.set('accept', 'application/json');
     if (body !== undefined) headers.set('content-type', 'application/json');
+    for (const parameter of config.headerParams) {
+      const value = headerParameterValue(parameter, args[parameter.argument], name);
+      if (value !== undefined) headers.set(parameter.name, value);
+    }
     for (const [key, value] of Object.entries(values)) headers.set(key, value);
 
     // One controller for the request and the body: the caller's abort, the timeout and nothing else.
@@ -421,6 +469,77 @@ function resolveTemplate(options: HttpToolOptions, owner: string): UrlTemplate {
     { scheme: options.scheme ?? 'http', host: options.host, port: options.port, path: options.path ?? '/' },
     owner,
   );
+}
+
+/**
+ * Checks `queryParams`, `headerParams` and `bodyParam`: each names a property of the schema, no argument
+ * is placed twice (the path included), no header comes both from `headers` and from an argument.
+ */
+function resolveLocations(
+  options: HttpToolOptions,
+  method: HttpMethod,
+  template: UrlTemplate,
+  properties: Readonly<Record<string, unknown>>,
+  headers: Readonly<Record<string, HttpHeaderValue>>,
+  owner: string,
+): Pick<ResolvedHttpTool, 'query' | 'headerParams' | 'bodyParam' | 'explicit' | 'placed'> {
+  const query =
+    options.queryParams === undefined
+      ? []
+      : resolveHttpParameters(options.queryParams, 'query', 'queryParams', owner);
+  const headerParams =
+    options.headerParams === undefined
+      ? []
+      : resolveHttpParameters(options.headerParams, 'header', 'headerParams', owner);
+  const bodyParam = options.bodyParam;
+  const placedBy = new Map<string, string>(template.params.map((p) => [p, 'the path']));
+  const place = (argument: string, where: string): void => {
+    const before = placedBy.get(argument);
+    if (before !== undefined) {
+      throw new ToolbusError(
+        'invalid-config',
+        `${owner}: argument '${argument}' is placed twice, in ${before} and in ${where}`,
+      );
+    }
+    if (!Object.hasOwn(properties, argument)) {
+      throw new ToolbusError(
+        'invalid-config',
+        `${owner}: argument '${argument}' of ${where} is not a property of jsonSchema; declare it`,
+      );
+    }
+    placedBy.set(argument, where);
+  };
+  for (const p of query) place(p.argument, 'queryParams');
+  for (const p of headerParams) {
+    place(p.argument, 'headerParams');
+    const configured = Object.keys(headers).find((h) => h.toLowerCase() === p.name.toLowerCase());
+    if (configured !== undefined) {
+      throw new ToolbusError(
+        'invalid-config',
+        `${owner}: header '${p.name}' is set by headers and cannot also come from an argument (headerParams)`,
+      );
+    }
+  }
+  if (bodyParam !== undefined) {
+    if (typeof bodyParam !== 'string' || bodyParam === '') {
+      throw new ToolbusError('invalid-config', `${owner}: bodyParam must be the name of an argument`);
+    }
+    if (method === 'GET') {
+      throw new ToolbusError(
+        'invalid-config',
+        `${owner}: bodyParam is not allowed with GET (fetch sends no body)`,
+      );
+    }
+    place(bodyParam, 'bodyParam');
+  }
+  return {
+    query,
+    headerParams,
+    bodyParam,
+    explicit:
+      options.queryParams !== undefined || options.headerParams !== undefined || bodyParam !== undefined,
+    placed: new Set(placedBy.keys()),
+  };
 }
 
 function defaultSchema(params: readonly string[]): JsonSchema {

@@ -1,6 +1,7 @@
 /**
- * @module adapters/http: `HttpTool` (one HTTP endpoint as a tool) and the `http` config tool type. Uses
- * only the platform `fetch`, so the root entry exports it.
+ * @module adapters/http: `HttpTool` (one HTTP endpoint as a tool), the `http` config tool type, and the
+ * conversion of OpenAPI operations into such items. Uses only the platform `fetch`, so the root entry
+ * exports it.
  */
 export {
   HttpTool,
@@ -17,3 +18,14 @@ export type { HttpToolConfig, HttpToolFromConfigOptions } from './http-tool-conf
 export { httpToolType } from './http-tool-type.js';
 export type { HttpToolTypeOptions, HttpToolTypeFactory } from './http-tool-type.js';
 export type { HttpHeaderValue, EnvHeaderValue, HeaderEnvironment } from './header-value.js';
+export { HttpParameterStyle } from './http-parameters.js';
+export type { HttpParameter } from './http-parameters.js';
+export {
+  openApiToolConfigs,
+  openApiServerUrl,
+  openApiEnvName,
+  DEFAULT_OPENAPI_MAX_SCHEMA_DEPTH,
+  DEFAULT_OPENAPI_MAX_DESCRIPTION_LENGTH,
+  OPENAPI_MAX_SCHEMA_NODES,
+} from './openapi-tools.js';
+export type { OpenApiToolsOptions, OpenApiToolItem, OpenApiTools } from './openapi-tools.js';

@@ -19,7 +19,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { numberOption } from '../../errors/index.js';
-import type { Tool, ToolProvider } from '../../tools/index.js';
+import { DeferredTools, SEARCH_TOOLS_NAME } from '../../tools/index.js';
+import type { DeferredToolsOptions, Tool, ToolProvider } from '../../tools/index.js';
 import { traceMcpServerCall } from './mcp-tracing.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
@@ -38,6 +39,13 @@ export interface McpBridgeOptions {
   instructions?: string;
   /** Timeout of each tool call made through the bridge. @default the tool set's default (60 s) */
   timeoutMs?: number;
+  /**
+   * For clients with small context windows: `tools/list` shows a `search_tools` tool (and the
+   * `alwaysLoaded` ones) instead of every tool. The tools a search finds join the session's list (a
+   * `tools/list_changed` notification says so), and the result holds their argument schemas, so a
+   * client can call them at once. Any tool can be called by name. @default undefined (the full list)
+   */
+  toolSearch?: DeferredToolsOptions;
 }
 
 /** Options of {@link serveMcpStdio}. */
@@ -102,6 +110,16 @@ export interface McpHttpRequest {
    * a session keeps the view of the request that opened it. @default the handler's own `tools`
    */
   tools?: McpBridgeTools;
+  /**
+   * Which endpoint the request came to (e.g. a profile's `/mcp/<id>`): a session opened at one
+   * answers no request made at another (403). @default none (not checked)
+   */
+  endpoint?: string;
+  /**
+   * Serve `search_tools` instead of the full list for this request (see `McpBridgeOptions.toolSearch`),
+   * or `false` for the full list. @default the handler's option
+   */
+  toolSearch?: DeferredToolsOptions | false;
 }
 
 /** A Node `(req, res)` handler serving MCP over Streamable HTTP, for the gateway's `/mcp` path. */
@@ -117,6 +135,18 @@ export interface McpHttpHandler {
 export interface McpStdioBridge {
   /** Ends the connection. Idempotent. */
   close(): Promise<void>;
+}
+
+/** MCP definitions by tool list: a client listing 10,000 tools again costs one lookup. */
+const definitions = new WeakMap<readonly Tool[], McpToolDefinition[]>();
+
+function toMcpTools(tools: readonly Tool[]): McpToolDefinition[] {
+  let defs = definitions.get(tools);
+  if (defs === undefined) {
+    defs = tools.map(toMcpTool);
+    if (Object.isFrozen(tools)) definitions.set(tools, defs);
+  }
+  return defs;
 }
 
 function toMcpTool(tool: Tool): McpToolDefinition {
@@ -163,12 +193,18 @@ function buildServer(
       ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
     },
   );
-  server.setRequestHandler('tools/list', () => ({ tools: tools.list().map(toMcpTool) }));
+  // In search mode the session sees search_tools and what its searches found; calls go anywhere.
+  const deferred = options.toolSearch
+    ? new DeferredTools(tools, { withParameters: true, ...options.toolSearch })
+    : undefined;
+  const shown = deferred?.forRun();
+  const calls = deferred?.calls ?? tools;
+  server.setRequestHandler('tools/list', () => ({ tools: toMcpTools(shown?.visible() ?? tools.list()) }));
   server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult> => {
     const { name, _meta: meta } = request.params;
     // In a SERVER span when tracing is on, continuing the caller's trace from `params._meta`.
     return traceMcpServerCall(name, String(ctx.mcpReq.id), meta, async () => {
-      const result = await tools.call(name, request.params.arguments ?? {}, {
+      const result = await calls.call(name, request.params.arguments ?? {}, {
         signal: ctx.mcpReq.signal,
         callId: String(ctx.mcpReq.id),
         caller,
@@ -177,6 +213,9 @@ function buildServer(
       // MCP answers an unknown tool with a protocol error (-32602), in the tool set's one message.
       if (result.error?.code === 'unknown-tool') {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, result.content);
+      }
+      if (name === SEARCH_TOOLS_NAME && shown?.observe(result) && followChanges) {
+        server.sendToolListChanged().catch(() => undefined);
       }
       return {
         content: [{ type: 'text', text: result.content }],
@@ -243,6 +282,8 @@ interface SessionSlot {
   readonly client: string;
   /** The principal that opened it, when the caller said. */
   readonly principal: string | undefined;
+  /** The endpoint it was opened at, when the caller said. */
+  readonly endpoint: string | undefined;
   readonly transport: NodeStreamableHTTPServerTransport;
   /** Responses of the session still open: requests in flight and GET (SSE) streams. */
   open: number;
@@ -301,12 +342,28 @@ export function createMcpHttpHandler(
     { infinity: true },
   );
   const onError = options.onError;
+  /** The bridge options of one request: the handler's, with the request's search mode. */
+  const requestOptions = (request: McpHttpRequest | undefined): McpBridgeOptions =>
+    request?.toolSearch === undefined
+      ? options
+      : request.toolSearch === false
+        ? { ...options, toolSearch: undefined }
+        : { ...options, toolSearch: request.toolSearch };
   // The client of the request being served, for the stateless servers the SDK makes per request.
-  const clients = new AsyncLocalStorage<{ client: string; tools: McpBridgeTools }>();
+  const clients = new AsyncLocalStorage<{
+    client: string;
+    tools: McpBridgeTools;
+    options: McpBridgeOptions;
+  }>();
   const modern = createMcpHandler(
     () => {
       const served = clients.getStore();
-      return buildServer(served?.tools ?? tools, options, false, `mcp:${served?.client ?? 'unknown'}`);
+      return buildServer(
+        served?.tools ?? tools,
+        served?.options ?? options,
+        false,
+        `mcp:${served?.client ?? 'unknown'}`,
+      );
     },
     {
       ...(onError ? { onerror: onError } : {}),
@@ -454,6 +511,14 @@ export function createMcpHttpHandler(
           'this MCP session was opened by another principal; open your own',
         );
       }
+      if (slot.endpoint !== request?.endpoint) {
+        return jsonRpcError(
+          res,
+          403,
+          -32001,
+          `this MCP session was opened at ${slot.endpoint ?? 'another endpoint'}; open one at this endpoint`,
+        );
+      }
       const end = track(slot, res);
       try {
         await slot.transport.handleRequest(req, res, parsedBody);
@@ -475,6 +540,7 @@ export function createMcpHttpHandler(
       const slot: SessionSlot = {
         client,
         principal: request?.principal,
+        endpoint: request?.endpoint,
         transport,
         open: 0,
         idleSince: Date.now(),
@@ -483,7 +549,9 @@ export function createMcpHttpHandler(
       transport.onclose = () => release(slot);
       const end = track(slot, res);
       try {
-        await buildServer(request?.tools ?? tools, options, true, `mcp:${client}`).connect(transport);
+        await buildServer(request?.tools ?? tools, requestOptions(request), true, `mcp:${client}`).connect(
+          transport,
+        );
         await transport.handleRequest(req, res, parsedBody);
       } finally {
         if (res.writableFinished) end();
@@ -497,7 +565,9 @@ export function createMcpHttpHandler(
       return;
     }
     const client = request?.client ?? req.socket.remoteAddress ?? 'unknown';
-    await clients.run({ client, tools: request?.tools ?? tools }, () => modernNode(req, res, parsedBody));
+    await clients.run({ client, tools: request?.tools ?? tools, options: requestOptions(request) }, () =>
+      modernNode(req, res, parsedBody),
+    );
   };
 
   let closing: Promise<void> | undefined;

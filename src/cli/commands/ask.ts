@@ -11,8 +11,9 @@ import { GatewayRequestError, gatewayFetch, gatewayTarget, readServerSentEvents 
 import { startSpinner } from '../spinner.js';
 import { writeApprovalNeeded } from './approvals.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity, displayNatsUrl } from '../nats-security.js';
+import { CONFIG_NAME_PATTERN } from '../../config/index.js';
 
-const help = `Usage: toolbus ask "question" [--stream] [--user NAME] [--url URL | --nats URL]
+const help = `Usage: toolbus ask "question" [--stream] [--user NAME] [--profile ID] [--url URL | --nats URL]
        toolbus ask --attach RUN_ID [--stream] [--url URL]
 
 Ask the agent a question. The agent decides which tools to call and answers in text.
@@ -28,6 +29,7 @@ the decision. If ask ends before the run does, follow the run again with --attac
 Options:
   --stream           print the agent's thoughts and tool observations as they arrive
   --user NAME        the end user the agent acts for (passed to tool services; default: anonymous)
+  --profile ID       offer the agent only the tools of the profile profile/ID
   --attach RUN_ID    follow a run that is already going (e.g. paused for an approval) until it ends
 ${GATEWAY_FLAGS_HELP}
   --nats URL         ask the agent service on a NATS bus directly (started by 'toolbus up --nats URL')
@@ -38,6 +40,7 @@ ${NATS_SECURITY_HELP}
 Examples:
   toolbus ask "Tell me a joke about cats"
   toolbus ask "Tell me a dad joke about dogs" --stream --user alice
+  toolbus ask "What is the weather in Paris?" --profile weather
   toolbus ask --attach run-0123456789abcdef --stream
 `;
 
@@ -141,6 +144,7 @@ async function askOverBus(
   natsSecurity: NatsSecurity,
   question: string,
   user: string | undefined,
+  profile: string | undefined,
   stream: boolean,
 ): Promise<number> {
   const bus = await openBus({ nats, natsSecurity }, io);
@@ -149,6 +153,7 @@ async function askOverBus(
   try {
     const answer = await client.ask(question, {
       user: user ?? 'anonymous',
+      ...(profile !== undefined ? { profile } : {}),
       signal: io.signal,
       onEvent: (event) => {
         if (!stream || event.type === 'answer') return;
@@ -184,6 +189,7 @@ export const command: CliCommand = {
     const { values, positionals } = parseCommandArgs(argv, {
       stream: { type: 'boolean' },
       user: { type: 'string' },
+      profile: { type: 'string' },
       attach: { type: 'string' },
       ...GATEWAY_FLAGS,
       nats: { type: 'string' },
@@ -199,14 +205,35 @@ export const command: CliCommand = {
       }
       // The run was started for its user; a --user here could only be ignored.
       if (values.user !== undefined) throw new UsageError('--user is for a new question, not --attach');
+      if (values.profile !== undefined) {
+        throw new UsageError('--profile is for a new question, not --attach (the run keeps its own)');
+      }
     } else if (!question) {
       throw new UsageError('write the question, e.g. toolbus ask "Tell me a joke about cats"');
     }
+    const profile = values.profile;
+    if (profile !== undefined && !CONFIG_NAME_PATTERN.test(profile)) {
+      throw new UsageError(
+        `--profile needs a profile id (1-128 characters of [A-Za-z0-9_.=-]), got '${profile.slice(0, 80)}'`,
+      );
+    }
     if (values.nats !== undefined) {
       const natsSecurity = NatsSecurity.fromFlags(values, io);
-      return askOverBus(io, values.nats, natsSecurity, question, values.user, values.stream ?? false);
+      return askOverBus(
+        io,
+        values.nats,
+        natsSecurity,
+        question,
+        values.user,
+        profile,
+        values.stream ?? false,
+      );
     }
-    const body = { question, ...(values.user ? { user: values.user } : {}) };
+    const body = {
+      question,
+      ...(values.user ? { user: values.user } : {}),
+      ...(profile !== undefined ? { profile } : {}),
+    };
     try {
       if (runId !== undefined) return await attach(io, values, runId, values.stream ?? false);
       return await askStreaming(io, values, body, values.stream ?? false);

@@ -35,6 +35,7 @@ export const KNOWN_CONFIG_TYPES = {
   principal: "a named API key: roles, token hash, tools, rate (written by 'toolbus principal add')",
   role: 'settings of a role for every principal holding it: tools, rate, maxInFlight',
   quota: "a tool's rate limit: rate, burst, per (principal or all)",
+  profile: 'a named subset of the tools: tools (globs), tags, exclude (globs)',
 } as const;
 
 const HELP = `Usage: toolbus config <put|get|list|delete> [options]

@@ -3,7 +3,7 @@
  * A key is stored as `principal/NAME` with only the SHA-256 of its token; the token is printed once.
  */
 import { existsSync } from 'node:fs';
-import type { ConfigStore } from '../../config/index.js';
+import { CONFIG_NAME_PATTERN, type ConfigStore } from '../../config/index.js';
 import { didYouMean, isToolbusError } from '../../errors/index.js';
 import {
   DEFAULT_MAX_IN_FLIGHT,
@@ -53,6 +53,7 @@ Options of add:
                                     header, ?user= or a body's "user"
   --user USER        whom its calls are for when it names no user (default: NAME)
   --tools GLOBS      the tools it may see and call, comma-separated globs such as 'tell-*,get-*'
+  --profile ID       bind it to the tool profile profile/ID: it sees and calls only those tools
                      (default: every tool its roles allow)
   --rate RATE        its own call rate: N/s, N/m, N/h or N/d, e.g. 20/s (default: the strictest
                      rate of its roles, else none)
@@ -109,6 +110,7 @@ const FLAGS = {
   role: { type: 'string', multiple: true },
   user: { type: 'string' },
   tools: { type: 'string', multiple: true },
+  profile: { type: 'string' },
   rate: { type: 'string' },
   burst: { type: 'string' },
   'max-in-flight': { type: 'string' },
@@ -119,7 +121,7 @@ const FLAGS = {
 type Flags = ReturnType<typeof parseCommandArgs<typeof FLAGS>>['values'];
 
 /** The flags only `add` uses: given to another action they would be ignored silently. */
-const ADD_FLAGS = ['role', 'user', 'tools', 'rate', 'burst', 'max-in-flight', 'force'] as const;
+const ADD_FLAGS = ['role', 'user', 'tools', 'profile', 'rate', 'burst', 'max-in-flight', 'force'] as const;
 
 /** `toolbus principal`. */
 export const command: CliCommand = {
@@ -214,6 +216,14 @@ function itemOf(name: string, values: Flags): PrincipalItem {
       throw new UsageError("--tools needs one or more globs, e.g. --tools 'tell-*,get-*'");
     item.tools = [...new Set(tools)];
   }
+  if (values.profile !== undefined) {
+    if (!CONFIG_NAME_PATTERN.test(values.profile)) {
+      throw new UsageError(
+        `--profile needs a profile id (1-128 characters of [A-Za-z0-9_.=-]), got '${values.profile.slice(0, 80)}'`,
+      );
+    }
+    item.profile = values.profile;
+  }
   if (values.burst !== undefined && values.rate === undefined) {
     throw new UsageError('--burst needs --rate (e.g. --rate 20/s --burst 40)');
   }
@@ -289,6 +299,7 @@ type Listed =
       roles: string[];
       user: string;
       tools?: string[];
+      profile?: string;
       rate?: string;
       burst?: number;
       maxInFlight?: number;
@@ -311,6 +322,7 @@ function listed(name: string, value: JsonValue): Listed {
     const raw = value as { [key: string]: JsonValue };
     const row: Listed = { name, roles: [...principal.roles], user: principal.user ?? name };
     if (principal.tools) row.tools = [...principal.tools];
+    if (principal.profile) row.profile = principal.profile;
     if (principal.rate) {
       row.rate = principal.rate.text;
       if (typeof raw['burst'] === 'number') row.burst = raw['burst'];

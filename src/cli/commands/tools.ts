@@ -14,18 +14,28 @@ import { gatewayFetch, gatewayTarget, type GatewayTarget } from '../gateway-clie
 import type { GatewayProblem } from '../../gateway/index.js';
 import { openLocalTools } from '../local-tools.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
+import { CONFIG_NAME_PATTERN } from '../../config/index.js';
+import { isToolbusError } from '../../errors/index.js';
+import { MAX_SEARCH_LIMIT, searchTools, type ToolProvider } from '../../tools/index.js';
 
 interface ToolInfo {
   name: string;
   description: string;
   parameters: { properties?: Record<string, unknown>; required?: string[] };
+  tags?: readonly string[];
 }
 
-const help = `Usage: toolbus tools [--json] [--url URL | --nats URL | --store PATH]
+const help = `Usage: toolbus tools [--search WORDS [--limit N]] [--profile ID] [--json]
+                     [--url URL | --nats URL | --store PATH]
 
 List the tools the agent can use: their names, descriptions and arguments.
 
 Options:
+  --search WORDS     only the tools that best match these words (their names, descriptions,
+                     arguments and tags; prefixes and small typos count), best first
+  --limit N          how many --search returns (default 10, at most ${MAX_SEARCH_LIMIT})
+  --profile ID       only the tools of the profile profile/ID ({"tools": [globs], "tags": [...],
+                     "exclude": [globs]})
   --json             print the full list as JSON (with each tool's JSON Schema)
 ${GATEWAY_FLAGS_HELP}
 ${CONNECTION_FLAGS_HELP}
@@ -35,7 +45,8 @@ ${NATS_SECURITY_HELP}
 
 Examples:
   toolbus tools
-  toolbus tools --json | jq '.[].name'
+  toolbus tools --search "weather forecast" --limit 5
+  toolbus tools --profile support --json | jq '.[].name'
 `;
 
 /** Formats tools as an aligned table: NAME, ARGUMENTS, DESCRIPTION. */
@@ -87,6 +98,20 @@ async function gatewayProblems(target: GatewayTarget, signal: AbortSignal): Prom
   }
 }
 
+/** `--limit N` of a search. @throws UsageError without --search or for a bad number. */
+function parseLimit(text: string | undefined, query: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (query === undefined)
+    throw new UsageError('--limit goes with --search (e.g. --search weather --limit 5)');
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isInteger(n) || n < 1 || n > MAX_SEARCH_LIMIT) {
+    throw new UsageError(
+      `--limit takes an integer from 1 to ${MAX_SEARCH_LIMIT}, got '${text.slice(0, 40)}'`,
+    );
+  }
+  return n;
+}
+
 /** The `tools` command. */
 export const command: CliCommand = {
   name: 'tools',
@@ -95,27 +120,59 @@ export const command: CliCommand = {
   async run(argv, io) {
     const { values, positionals } = parseCommandArgs(argv, {
       json: { type: 'boolean' },
+      search: { type: 'string' },
+      limit: { type: 'string' },
+      profile: { type: 'string' },
       ...GATEWAY_FLAGS,
       ...CONNECTION_FLAGS,
       ...NATS_SECURITY_FLAGS,
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    const query = values.search;
+    if (query !== undefined && query.trim() === '') {
+      throw new UsageError('--search needs words of what the tool should do, e.g. --search "weather"');
+    }
+    const limit = parseLimit(values.limit, query);
+    const profile = values.profile;
+    if (profile !== undefined && !CONFIG_NAME_PATTERN.test(profile)) {
+      throw new UsageError(
+        `--profile needs a profile id (1-128 characters of [A-Za-z0-9_.=-]), got '${profile.slice(0, 80)}'`,
+      );
+    }
     let tools: ToolInfo[];
     if (values.nats !== undefined || values.store !== undefined) {
       const natsSecurity = NatsSecurity.fromFlags(values, io);
       const local = await openLocalTools({ nats: values.nats, store: values.store, natsSecurity }, io);
       try {
         await local.settle(); // self-announced tools arrive just after the registry starts
-        tools = local.tools
-          .list()
-          .map((t) => ({ name: t.name, description: t.description, parameters: t.schema.parameters }));
+        let provider: ToolProvider = local.tools;
+        try {
+          if (profile !== undefined) provider = local.profile(profile);
+        } catch (error) {
+          if (isToolbusError(error)) throw new UsageError(error.message);
+          throw error;
+        }
+        const found =
+          query === undefined
+            ? provider.list()
+            : searchTools(provider, query, limit !== undefined ? { limit } : {}).map((hit) => hit.tool);
+        tools = found.map((t) => ({
+          name: t.name,
+          description: t.description,
+          parameters: t.schema.parameters,
+          ...(t.tags && t.tags.length > 0 ? { tags: t.tags } : {}),
+        }));
         for (const p of local.problems()) io.stderr.write(`warning: ${p.key}: ${p.message}\n`);
       } finally {
         await local.close();
       }
     } else {
       const target = gatewayTarget(values, io);
-      const response = await gatewayFetch(target, '/api/v1/tools?fresh=1', { signal: io.signal });
+      const params = new URLSearchParams({ fresh: '1' });
+      if (query !== undefined) params.set('search', query);
+      if (limit !== undefined) params.set('limit', String(limit));
+      if (profile !== undefined) params.set('profile', profile);
+      const response = await gatewayFetch(target, `/api/v1/tools?${params}`, { signal: io.signal });
       tools = ((await response.json()) as { tools: ToolInfo[] }).tools;
       // Config items the registry skipped are missing from the list: say which and why, as with --store.
       for (const p of await gatewayProblems(target, io.signal))

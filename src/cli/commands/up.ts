@@ -23,6 +23,7 @@ const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--stor
                   [--audit-max-mb MB] [--no-audit]
                   [--jwt-jwks URL --jwt-issuer ISS --jwt-audience AUD]
                   [--approval-timeout AGE] [--allow-self-approval]
+                  [--tool-search auto|on|off]
 
 Start toolbus in one process: the example joke tool service, your own tool services (--service),
 the live tool registry (config in SQLite under ./.toolbus/, or $TOOLBUS_HOME), the agent (when a
@@ -80,6 +81,9 @@ ${AUDIT_FLAGS_HELP}
   --allow-self-approval
                      let the principal that started an agent run approve its calls (by
                      default another principal with the role approver or admin must)
+  --tool-search MODE  when the agent and /mcp show the model a search_tools tool instead of every
+                     tool (the tools it finds join its next step): auto (default) once there are
+                     more than 64 tools, on, or off. /mcp?search=1 or ?search=0 decides per session
   -h, --help         show this help
 
 ${NATS_SECURITY_HELP}
@@ -321,6 +325,7 @@ export const command: CliCommand = {
       'log-level': { type: 'string' },
       'approval-timeout': { type: 'string' },
       'allow-self-approval': { type: 'boolean' },
+      'tool-search': { type: 'string' },
       ...AUDIT_FLAGS,
       ...NATS_SECURITY_FLAGS,
       ...JWT_FLAGS,
@@ -342,6 +347,10 @@ export const command: CliCommand = {
     const allowedHosts = splitList(values['allowed-hosts'] ?? '');
     const allowedOrigins = parseOrigins(values['allowed-origins']);
     const approvalTimeoutMs = parseApprovalTimeout(values['approval-timeout']);
+    const toolSearch = values['tool-search'];
+    if (toolSearch !== undefined && toolSearch !== 'auto' && toolSearch !== 'on' && toolSearch !== 'off') {
+      throw new UsageError(`--tool-search takes auto, on or off, got '${toolSearch.slice(0, 40)}'`);
+    }
     const audit = parseAuditFlags(values); // before gatewayAuth, which may write the token file
     const natsSecurity = NatsSecurity.fromFlags(values, io);
     const jwt = parseJwtFlags(values, io.env);
@@ -373,6 +382,7 @@ export const command: CliCommand = {
           audit,
           ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
           allowSelfApproval: values['allow-self-approval'] === true,
+          ...(toolSearch !== undefined ? { toolSearch } : {}),
         },
         io,
       );

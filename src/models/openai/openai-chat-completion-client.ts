@@ -133,7 +133,7 @@ interface Resolved {
 interface Prepared {
   body: Record<string, unknown>;
   /** `[wireName, toolbusName]` in wire order. */
-  tools: [string, string][];
+  tools: readonly (readonly [string, string])[];
   decode: (wire: string) => string;
 }
 
@@ -507,12 +507,15 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       );
     }
     if (options.signal?.aborted) throw abortError(options.signal, who);
-    const schemas = (options.tools ?? []).map(toSchema);
-    if (schemas.length > 0 && !this.modelInfo.functionCalling) {
+    const offered = options.tools ?? [];
+    if (offered.length > 0 && !this.modelInfo.functionCalling) {
       throw new ToolbusError(
         'unsupported',
-        `${who} cannot call functions (modelInfo.functionCalling is false), but ${schemas.length} tool(s) were ` +
-          `offered: ${schemas.map((s) => `'${s.name}'`).join(', ')}; remove the tools or use a ReAct agent`,
+        `${who} cannot call functions (modelInfo.functionCalling is false), but ${offered.length} tool(s) were ` +
+          `offered: ${offered
+            .slice(0, 20)
+            .map((t) => `'${toSchema(t).name}'`)
+            .join(', ')}${offered.length > 20 ? ', …' : ''}; remove the tools or use a ReAct agent`,
       );
     }
     if (options.jsonOutput && !this.modelInfo.jsonOutput) {
@@ -522,21 +525,7 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
       );
     }
 
-    const toolbusByWire = new Map<string, string>();
-    const wireTools: ChatCompletionFunctionTool[] = [];
-    const pairs: [string, string][] = [];
-    for (const schema of schemas) {
-      const { name: wire, tool } = wireToolFor(schema);
-      if (toolbusByWire.has(wire)) {
-        throw new ToolbusError(
-          'invalid-arguments',
-          `${who}: two tools are named '${schema.name}'; tool names must be unique in one request`,
-        );
-      }
-      toolbusByWire.set(wire, schema.name);
-      pairs.push([wire, schema.name]);
-      wireTools.push(tool);
-    }
+    const { toolbusByWire, wireTools, pairs } = wireToolsFor(offered, who);
     const decode = (wire: string): string => {
       const known = toolbusByWire.get(wire);
       if (known !== undefined) return known;
@@ -695,6 +684,45 @@ function wireToolFor(schema: ToolSchema): Readonly<WireTool> {
     wire = { name, tool: { type: 'function', function: fn } };
     wireToolCache.set(schema, wire);
   }
+  return wire;
+}
+
+/** The wire form of one list of tools, with its name maps. */
+interface WireTools {
+  toolbusByWire: ReadonlyMap<string, string>;
+  wireTools: readonly ChatCompletionFunctionTool[];
+  pairs: readonly [string, string][];
+}
+
+/**
+ * Wire tools by the list they came from: an agent offers the same list object at every step until its
+ * tools change (a `ToolSet`'s list; a registry reload makes a new one), so 10,000 tools are mapped once
+ * per change, not once per step.
+ */
+const wireListCache = new WeakMap<readonly (Tool | ToolSchema)[], WireTools>();
+
+function wireToolsFor(offered: readonly (Tool | ToolSchema)[], who: string): WireTools {
+  const cached = wireListCache.get(offered);
+  if (cached) return cached;
+  const toolbusByWire = new Map<string, string>();
+  const wireTools: ChatCompletionFunctionTool[] = [];
+  const pairs: [string, string][] = [];
+  for (const item of offered) {
+    const schema = toSchema(item);
+    const { name: wire, tool } = wireToolFor(schema);
+    if (toolbusByWire.has(wire)) {
+      throw new ToolbusError(
+        'invalid-arguments',
+        `${who}: two tools are named '${schema.name}'; tool names must be unique in one request`,
+      );
+    }
+    toolbusByWire.set(wire, schema.name);
+    pairs.push([wire, schema.name]);
+    wireTools.push(tool);
+  }
+  const wire: WireTools = { toolbusByWire, wireTools, pairs };
+  // Only lists that cannot change under the cache: a frozen one (a ToolSet's, an agent's view).
+  if (Object.isFrozen(offered)) wireListCache.set(offered, wire);
   return wire;
 }
 

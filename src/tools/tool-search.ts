@@ -1,0 +1,224 @@
+/**
+ * @module Tool search: a BM25 index (minisearch) over tool names, descriptions, argument names and
+ * descriptions, and tags, kept in step with a changing tool list by diffing it, not rebuilding.
+ */
+import MiniSearch from 'minisearch';
+import { ToolbusError } from '../errors/index.js';
+import type { Tool, ToolProvider } from './tool.js';
+
+/** What a search returns for each tool found, best first. */
+export interface ToolSearchHit {
+  name: string;
+  description: string;
+  /** The tool's tags (empty when it has none). */
+  tags: readonly string[];
+  /** BM25 relevance; only the order means something. */
+  score: number;
+  tool: Tool;
+}
+
+/** Options of a tool search. */
+export interface ToolSearchOptions {
+  /** Most tools returned. @default DEFAULT_SEARCH_LIMIT (10); at most MAX_SEARCH_LIMIT */
+  limit?: number;
+  /** Only tools carrying every one of these tags. @default any */
+  tags?: readonly string[];
+  /** Only tools it accepts (views use it: a profile, a principal's policy). @default any */
+  filter?: (tool: Tool) => boolean;
+}
+
+/** Results of a search when it names no limit. */
+export const DEFAULT_SEARCH_LIMIT = 10;
+/** The most results one search returns. */
+export const MAX_SEARCH_LIMIT = 100;
+/** Longest query read; the rest is ignored. */
+const MAX_QUERY_LENGTH = 500;
+/** Text taken from a tool's description and arguments for the index (keeps a huge schema cheap). */
+const MAX_FIELD_LENGTH = 2_000;
+
+/** A provider that answers searches itself (a `LiveToolSet`, a view over one). */
+export interface SearchableToolProvider extends ToolProvider {
+  search(query: string, options?: ToolSearchOptions): ToolSearchHit[];
+}
+
+interface ToolDocument {
+  id: string;
+  name: string;
+  description: string;
+  args: string;
+  tags: string;
+}
+
+/**
+ * An index over a tool list that follows it: each search first compares the list with what is indexed
+ * (by identity: an unchanged `ToolSet` list costs one comparison) and adds, replaces or drops only the
+ * tools that changed.
+ *
+ * @example
+ * ```ts
+ * const index = new ToolSearchIndex(() => registry.tools.list());
+ * index.search('weather forecast', { limit: 5 }).map((hit) => hit.name);
+ * ```
+ */
+export class ToolSearchIndex {
+  readonly #list: () => readonly Tool[];
+  readonly #mini = new MiniSearch<ToolDocument>({
+    fields: ['name', 'description', 'args', 'tags'],
+    tokenize: tokenize,
+    processTerm: (term) => term.toLowerCase(),
+    autoVacuum: { minDirtCount: 200, minDirtFactor: 0.2, batchSize: 1_000, batchWait: 10 },
+  });
+  /** The tools indexed now, by name. */
+  readonly #indexed = new Map<string, Tool>();
+  #synced: readonly Tool[] | undefined;
+
+  /** @param list the tools to index, read again before each search. */
+  constructor(list: () => readonly Tool[]) {
+    this.#list = list;
+  }
+
+  /** How many tools are indexed (after the last search or {@link sync}). */
+  get size(): number {
+    return this.#indexed.size;
+  }
+
+  /** Brings the index up to date with the list now (searches do it themselves). */
+  sync(): void {
+    const list = this.#list();
+    if (list === this.#synced) return;
+    const names = new Set<string>();
+    for (const tool of list) {
+      names.add(tool.name);
+      const indexed = this.#indexed.get(tool.name);
+      if (indexed === tool) continue;
+      if (indexed !== undefined) this.#mini.discard(tool.name);
+      this.#mini.add(toDocument(tool));
+      this.#indexed.set(tool.name, tool);
+    }
+    if (names.size !== this.#indexed.size) {
+      for (const name of this.#indexed.keys()) {
+        if (names.has(name)) continue;
+        this.#mini.discard(name);
+        this.#indexed.delete(name);
+      }
+    }
+    this.#synced = list;
+  }
+
+  /**
+   * The tools that best match `query` (words of their names, descriptions, arguments or tags; prefixes
+   * and small typos count), best first.
+   *
+   * @throws ToolbusError `usage` for an empty query or a bad limit.
+   */
+  search(query: string, options: ToolSearchOptions = {}): ToolSearchHit[] {
+    const limit = searchLimit(options.limit);
+    const text = checkQuery(query);
+    this.sync();
+    const tags = options.tags;
+    const filter = options.filter;
+    const hits: ToolSearchHit[] = [];
+    const results = this.#mini.search(text, {
+      boost: { name: 3, tags: 2, args: 1, description: 1 },
+      prefix: (term) => term.length >= 3,
+      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+      weights: { fuzzy: 0.3, prefix: 0.5 },
+    });
+    for (const result of results) {
+      const tool = this.#indexed.get(result.id as string);
+      if (tool === undefined) continue;
+      if (tags && !tags.every((tag) => tool.tags?.includes(tag))) continue;
+      if (filter && !filter(tool)) continue;
+      hits.push({
+        name: tool.name,
+        description: tool.description,
+        tags: tool.tags ?? [],
+        score: result.score,
+        tool,
+      });
+      if (hits.length >= limit) break;
+    }
+    return hits;
+  }
+}
+
+/** One index per provider searched without its own `search` (a plain `ToolSet`, an array's provider). */
+const indexes = new WeakMap<ToolProvider, ToolSearchIndex>();
+
+/**
+ * Searches a provider's tools: with its own `search` when it has one (a `LiveToolSet` keeps its index
+ * across reloads; views filter their base's), else with an index kept for that provider.
+ *
+ * @throws ToolbusError `usage` for an empty query or a bad limit.
+ */
+export function searchTools(
+  provider: ToolProvider,
+  query: string,
+  options: ToolSearchOptions = {},
+): ToolSearchHit[] {
+  const own = (provider as Partial<SearchableToolProvider>).search;
+  if (typeof own === 'function') return own.call(provider, query, options);
+  let index = indexes.get(provider);
+  if (index === undefined) indexes.set(provider, (index = new ToolSearchIndex(() => provider.list())));
+  return index.search(query, options);
+}
+
+/** `options` with `filter` narrowed to tools `accept` takes too: how a view searches its base. */
+export function narrowSearch(options: ToolSearchOptions, accept: (tool: Tool) => boolean): ToolSearchOptions {
+  const inner = options.filter;
+  return { ...options, filter: inner ? (tool) => accept(tool) && inner(tool) : accept };
+}
+
+function searchLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_SEARCH_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new ToolbusError('usage', `search limit must be a positive integer, got ${String(limit)}`);
+  }
+  return Math.min(limit, MAX_SEARCH_LIMIT);
+}
+
+function checkQuery(query: unknown): string {
+  if (typeof query !== 'string' || query.trim() === '') {
+    throw new ToolbusError('usage', 'a tool search needs a query: words of what the tool should do');
+  }
+  return query.length > MAX_QUERY_LENGTH ? query.slice(0, MAX_QUERY_LENGTH) : query;
+}
+
+/** Words, with `camelCase`, `snake_case` and `kebab-case` names split into theirs. */
+function tokenize(text: string): string[] {
+  const words = text
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .split(/[^\p{L}\p{N}]+/u);
+  return words.filter((w) => w !== '');
+}
+
+function toDocument(tool: Tool): ToolDocument {
+  return {
+    id: tool.name,
+    name: tool.name,
+    description: tool.description.slice(0, MAX_FIELD_LENGTH),
+    args: argumentText(tool).slice(0, MAX_FIELD_LENGTH),
+    tags: (tool.tags ?? []).join(' '),
+  };
+}
+
+/** The names and descriptions of a tool's arguments, two levels deep. */
+function argumentText(tool: Tool): string {
+  const parts: string[] = [];
+  const visit = (schema: unknown, depth: number): void => {
+    if (!schema || typeof schema !== 'object' || depth > 2) return;
+    const properties = (schema as { properties?: unknown }).properties;
+    if (!properties || typeof properties !== 'object') return;
+    for (const [name, value] of Object.entries(properties as Record<string, unknown>)) {
+      parts.push(name);
+      const description = (value as { description?: unknown } | null)?.description;
+      if (typeof description === 'string') parts.push(description);
+      visit(value, depth + 1);
+      const items = (value as { items?: unknown } | null)?.items;
+      if (items) visit(items, depth + 1);
+    }
+  };
+  visit(tool.schema.parameters, 1);
+  return parts.join(' ');
+}
