@@ -28,11 +28,43 @@ export interface TopicName {
 const PULSAR = /^(persistent|non-persistent):\/\/([^/\s]+)\/([^/\s]+)\/([^/\s]+)$/;
 const PART = /^[A-Za-z0-9_.-]+$/;
 
+/** How many parsed names {@link parseTopic} remembers, and the longest it remembers. */
+const PARSED_KEPT = 1_024;
+const PARSED_MAX_LENGTH = 256;
+
+/**
+ * Names parsed before, oldest first: a registry parses the same few queue names for every tool of a
+ * service (six times per tool). A pure cache of a pure function (entries are never handed out, only
+ * copies), bounded, which is why this module-level map does not break the no-mutable-state rule.
+ */
+const parsed = new Map<string, TopicName>();
+
 /**
  * Parses a topic written in any of the accepted forms.
  * @throws ToolbusError `invalid-config` when the name is empty or has characters outside `[A-Za-z0-9_.-]`.
  */
 export function parseTopic(name: string): TopicName {
+  const known = remembered(name);
+  return { canonical: known.canonical, parts: [...known.parts], persistent: known.persistent };
+}
+
+/** The canonical form of a topic name (see the module table). */
+export function canonicalTopic(name: string): string {
+  return remembered(name).canonical;
+}
+
+function remembered(name: string): TopicName {
+  let known = parsed.get(name);
+  if (known === undefined) {
+    known = parse(name);
+    if (name.length > PARSED_MAX_LENGTH) return known;
+    if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value!);
+    parsed.set(name, known);
+  }
+  return known;
+}
+
+function parse(name: string): TopicName {
   const pulsar = PULSAR.exec(name);
   let parts: string[];
   let persistent = false;
@@ -51,11 +83,6 @@ export function parseTopic(name: string): TopicName {
     );
   }
   return { canonical: parts.join(':'), parts, persistent };
-}
-
-/** The canonical form of a topic name (see the module table). */
-export function canonicalTopic(name: string): string {
-  return parseTopic(name).canonical;
 }
 
 /** The parts of a topic name, e.g. `['request', 'tg', 'joke']`. */

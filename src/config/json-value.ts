@@ -18,14 +18,20 @@ export interface ParseJsonValueOptions {
  *   or that it nests deeper than {@link MAX_JSON_DEPTH} levels.
  */
 export function parseJsonValue(text: string, options: ParseJsonValueOptions = {}): JsonValue {
-  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw tooDeep(options.what ?? 'value');
+  return parseJson(text, () => options.what ?? 'value');
+}
+
+/** {@link parseJsonValue} naming the value only on failure: a store's list parses thousands of items. */
+function parseJson(text: string, what: () => string): JsonValue {
+  // Each level takes a bracket, so text no longer than the limit cannot nest deeper: skip the scan.
+  if (text.length > MAX_JSON_DEPTH && jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw tooDeep(what());
   try {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
     const where = findJsonError(text) ?? { line: 1, column: 1, position: 0, reason: String(error) };
     throw new ToolbusError(
       'invalid-config',
-      `${options.what ?? 'value'}: invalid JSON at line ${where.line}, column ${where.column} ` +
+      `${what()}: invalid JSON at line ${where.line}, column ${where.column} ` +
         `(position ${where.position}): ${where.reason}`,
       { cause: error },
     );
@@ -100,7 +106,7 @@ export function toConfigValue(type: string, key: string, value: unknown): JsonVa
  */
 export function parseStoredValue(text: string, type: string, key: string, writtenWith: string): JsonValue {
   try {
-    return parseJsonValue(text, { what: `config item '${type}/${key}'` });
+    return parseJson(text, () => `config item '${type}/${key}'`);
   } catch (error) {
     throw new ToolbusError(
       'store-error',

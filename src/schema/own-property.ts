@@ -15,5 +15,12 @@
  * ```
  */
 export function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
-  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  // A key the target does not have, not even inherited, has no setter to run: a plain assignment
+  // creates the own property, several times faster than defineProperty (a registry start copies
+  // thousands of schemas). `__proto__`, `toString` or anything added to Object.prototype is defined.
+  if (key in target) {
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    target[key] = value;
+  }
 }

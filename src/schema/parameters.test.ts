@@ -42,3 +42,16 @@ test('flat object schemas skip the meta-schema check; anything else, or a bad on
     code: 'invalid-schema',
   });
 });
+
+test('a value JSON cannot hold is refused with invalid-schema naming where it is', () => {
+  const source = {
+    type: 'object',
+    properties: { a: { type: 'number', minimum: Number.NaN }, b: { enum: ['x', () => 'y'] } },
+  };
+  assert.throws(() => toParametersSchema(source), {
+    code: 'invalid-schema',
+    message: "parameters: the value at '/properties/a/minimum' is not JSON (got number)",
+  });
+  const copy = toParametersSchema({ type: 'object', properties: { a: { enum: [1, 'x', null, true] } } });
+  assert.deepEqual(copy.properties, { a: { enum: [1, 'x', null, true] } });
+});

@@ -161,22 +161,38 @@ function toObjectSchema(raw: JsonObject): ObjectJsonSchema {
   return out;
 }
 
-/** Deep-copies a raw schema into plain JSON, rejecting values JSON cannot hold. */
+/** Deep-copies a raw schema into plain JSON, rejecting values JSON cannot hold (the error names where). */
 function toJsonObject(value: RawJsonSchema, path: string): JsonObject {
+  try {
+    return copyObject(value, undefined);
+  } catch (error) {
+    if (error !== NOT_JSON) throw error;
+  }
+  // Only now the paths: building one per node cost more than the copy (a registry copies thousands).
+  return copyObject(value, path);
+}
+
+/** Thrown by a copy without paths; the copy is then made again with them, for the message. */
+const NOT_JSON = Symbol('not JSON');
+
+function copyObject(value: RawJsonSchema, path: string | undefined): JsonObject {
   const out: JsonObject = {};
-  for (const [key, item] of Object.entries(value)) setOwn(out, key, toJsonValue(item, `${path}/${key}`));
+  for (const key of Object.keys(value)) {
+    setOwn(out, key, copyValue(value[key], path === undefined ? undefined : `${path}/${key}`));
+  }
   return out;
 }
 
-function toJsonValue(value: unknown, path: string): JsonValue {
+function copyValue(value: unknown, path: string | undefined): JsonValue {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
     if (Number.isFinite(value)) return value;
   } else if (Array.isArray(value)) {
-    return value.map((item, i) => toJsonValue(item, `${path}/${i}`));
+    return value.map((item, i) => copyValue(item, path === undefined ? undefined : `${path}/${i}`));
   } else if (typeof value === 'object') {
-    return toJsonObject(value as RawJsonSchema, path);
+    return copyObject(value as RawJsonSchema, path);
   }
+  if (path === undefined) throw NOT_JSON;
   throw new ToolbusError(
     'invalid-schema',
     `parameters: the value at '${path || '/'}' is not JSON (got ${typeof value})`,

@@ -5,7 +5,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { z } from 'zod';
 import { jsonSchemaCompiler, type AjvError, type AjvValidate } from './ajv.js';
 import type { JsonObject, JsonValue, ObjectJsonSchema } from './json.js';
-import { createNullNormalizer, localRefTarget } from './null-normalizer.js';
+import { createNullNormalizer, localRefTarget, type NullNormalizer } from './null-normalizer.js';
 import {
   SchemaKind,
   schemaKindOf,
@@ -56,7 +56,7 @@ export interface CreateValidatorOptions {
  * Creates a validator for a tool's parameters. It first removes nulls sent for optional properties
  * (see `null-normalizer.ts`), then validates: zod schemas with zod (transforms and defaults apply, the
  * parsed output is returned), Standard Schemas with their `validate`, raw JSON Schema with Ajv
- * (`allErrors`, `useDefaults`; compiled once and cached).
+ * (`allErrors`, `useDefaults`; compiled on the first call, once per schema text: see `ajv.ts`).
  *
  * @throws {ToolbusError} `invalid-schema` when `source` cannot be compiled.
  * @example
@@ -68,11 +68,15 @@ export interface CreateValidatorOptions {
 export function createValidator(source: ParametersSource, options: CreateValidatorOptions = {}): Validator {
   const kind = schemaKindOf(source);
   const jsonSchema = options.jsonSchema ?? toParametersSchema(source);
-  const normalize = options.normalizeNulls === false ? undefined : createNullNormalizer(jsonSchema);
+  // The per-schema work (the null plan, and for raw JSON Schema the Ajv validator) is done on the first
+  // call, not here: a registry start builds many tools and calls few of them. Schema errors are still
+  // reported here, by toParametersSchema (which checks a raw schema against its meta-schema).
+  let normalizer: NullNormalizer | undefined = options.normalizeNulls === false ? unchanged : undefined;
+  const normalize = (value: unknown): unknown => (normalizer ??= createNullNormalizer(jsonSchema))(value);
   if (kind === SchemaKind.Zod) {
     const schema = source as ZodSchema;
     return (value) => {
-      const input = normalize === undefined ? value : normalize(value);
+      const input = normalize(value);
       let result: z.ZodSafeParseResult<unknown>;
       try {
         result = schema.safeParse(input);
@@ -88,7 +92,7 @@ export function createValidator(source: ParametersSource, options: CreateValidat
   if (kind === SchemaKind.Standard) {
     const standard = (source as StandardJsonSchema)['~standard'];
     return (value) => {
-      const input = normalize === undefined ? value : normalize(value);
+      const input = normalize(value);
       const result = standard.validate(input);
       return result instanceof Promise
         ? result.then((r) => fromStandard(r, input))
@@ -96,18 +100,30 @@ export function createValidator(source: ParametersSource, options: CreateValidat
     };
   }
   const raw = withoutTopLevelNoise(jsonSchema, source as JsonObject);
-  // Compiled on the first call: a registry start builds many tools and calls few of them.
-  let compiled: AjvValidate | undefined;
-  const hasDefaults = JSON.stringify(raw).includes('"default"');
+  let compiled: CompiledRaw | undefined;
   return (value) => {
-    let input = normalize === undefined ? value : normalize(value);
+    compiled ??= compileRaw(raw);
+    let input = normalize(value);
     // Ajv's useDefaults writes into the value; never touch the caller's object. A normalised copy is
     // shallow (nested objects are still the caller's), so it is cloned too.
-    if (hasDefaults && typeof input === 'object' && input !== null) input = structuredClone(input);
-    const validate = (compiled ??= jsonSchemaCompiler.compile(raw));
+    if (compiled.hasDefaults && typeof input === 'object' && input !== null) input = structuredClone(input);
+    const validate = compiled.validate;
     if (validate(input)) return { ok: true, value: input };
     return { ok: false, issues: fromAjv(validate.errors ?? [], input, raw) };
   };
+}
+
+const unchanged: NullNormalizer = (value) => value;
+
+/** A raw schema's Ajv validator (shared by every tool with the same schema text) and whether it has defaults. */
+interface CompiledRaw {
+  validate: AjvValidate;
+  hasDefaults: boolean;
+}
+
+function compileRaw(raw: JsonObject): CompiledRaw {
+  const text = JSON.stringify(raw);
+  return { validate: jsonSchemaCompiler.compile(raw, text), hasDefaults: text.includes('"default"') };
 }
 
 /**

@@ -247,6 +247,26 @@ describe('SqliteConfigStore file', () => {
     assert.equal(await child.exited, 0, child.stderr());
   });
 
+  test("another process's writes wake this process's watcher through file events, with no poll due", async (t) => {
+    const path = freshPath();
+    const store = new SqliteConfigStore({ path, pollMs: 600_000 });
+    t.after(() => store.close());
+    const watch = store.watch();
+    if (!store.watchStats.listening) {
+      t.skip('no file events for this directory here; the poll alone finds changes');
+      return;
+    }
+    const child = startChild('config-put-stream.ts', [path, '3']);
+    t.after(() => child.child.kill('SIGKILL'));
+    const changes = await takeChanges(watch, 3, 10_000);
+    assert.deepEqual(
+      changes.map((c) => c.key),
+      ['item-0', 'item-1', 'item-2'],
+    );
+    assert.ok(store.watchStats.fileEvents > 0);
+    assert.equal(await child.exited, 0, child.stderr());
+  });
+
   test('kill -9 in the middle of a stream of puts: every acknowledged put survives', async () => {
     const path = freshPath();
     const child = startChild('config-put-stream.ts', [path]);

@@ -2,8 +2,8 @@
  * @module `SqliteConfigStore`: the embedded default config store, one SQLite file in WAL mode, whose
  * watchers also see changes written by other processes on the same file.
  */
-import { mkdirSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync, statSync, watch as watchDirectory, type FSWatcher } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { JsonValue } from '../../schema/index.js';
 import { MAX_TIMER_MS } from '../../tools/index.js';
@@ -21,8 +21,28 @@ import {
   type ConfigWriteOptions,
 } from '../index.js';
 
-/** How often watchers poll the file for changes written by other processes, by default. */
-export const DEFAULT_SQLITE_POLL_MS = 150;
+/**
+ * How often watchers check the file for commits of other processes, by default, where no file events
+ * tell them (disabled, unsupported, or failed): a check reads `PRAGMA data_version` (microseconds; the
+ * change table is read only when another connection committed), so it can be frequent.
+ */
+export const DEFAULT_SQLITE_POLL_MS = 20;
+/**
+ * How often watchers check anyway while file events wake them: only a safety net for a lost event, so
+ * an idle watcher costs next to nothing.
+ */
+export const SQLITE_FILE_EVENTS_POLL_MS = 250;
+/**
+ * Where `fs.watch` on a directory reports writes to the files in it (inotify, FSEvents,
+ * ReadDirectoryChangesW). Elsewhere (kqueue) it reports only entries added or removed, so the poll runs.
+ */
+const DIRECTORY_EVENTS_PLATFORMS: ReadonlySet<string> = new Set(['linux', 'darwin', 'win32']);
+/**
+ * The gaps between the checks that follow a file event, in ms (until one finds a commit): another
+ * process's commit becomes visible only once it has synced the WAL (with `synchronous=full`, a disk
+ * flush) and updated the WAL index, after the writes that raised the event.
+ */
+const SETTLE_GAPS_MS = [2, 5, 10, 20, 40] as const;
 /** How long a write waits for another process's lock before failing, by default. */
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000;
 /** How many past changes the file keeps for watchers that read them later. */
@@ -35,8 +55,20 @@ export interface SqliteConfigStoreOptions {
   path?: string;
   /** The toolbus home directory. @default `$TOOLBUS_HOME`, else `./.toolbus` */
   home?: string;
-  /** How often watchers look for changes made by other processes. @default DEFAULT_SQLITE_POLL_MS (150) */
+  /**
+   * How often watchers check for changes made by other processes when no file events tell them (a
+   * cheap `PRAGMA data_version` read; the change table is read only when another connection
+   * committed). With file events, they check every {@link SQLITE_FILE_EVENTS_POLL_MS} (or `pollMs`,
+   * if longer) besides each event. @default DEFAULT_SQLITE_POLL_MS (20)
+   */
   pollMs?: number;
+  /**
+   * Wake watchers on file-system events of the database and its WAL (`fs.watch` on its directory), so
+   * another process's write is seen within milliseconds and an idle watcher barely polls. Where that
+   * is not available (the watch fails, e.g. at the inotify limit, or the platform only has kqueue),
+   * watchers poll every `pollMs`. @default true
+   */
+  fileEvents?: boolean;
   /** How long a write waits for another writer's lock. @default DEFAULT_SQLITE_BUSY_TIMEOUT_MS (5000) */
   busyTimeoutMs?: number;
   /**
@@ -75,12 +107,25 @@ interface Watcher {
   after: number;
 }
 
+/** Counters of how a {@link SqliteConfigStore} looked for other processes' writes. */
+export interface SqliteWatchStats {
+  /** Checks of the file (by the poll or a file event), each a `PRAGMA data_version` read. */
+  checks: number;
+  /** Checks that then read the change table, because another connection had committed. */
+  reads: number;
+  /** File-system events of the database or its WAL that woke the watchers. */
+  fileEvents: number;
+  /** Whether file events are being listened to now (false: no watcher, disabled, or unsupported here). */
+  listening: boolean;
+}
+
 /**
  * A {@link ConfigStore} in one SQLite file (`better-sqlite3`, WAL). Several processes may open the same
- * file: writes are serialised by SQLite, conditional puts use `ifRevision`, and every watcher polls a
- * change table (every `pollMs`) so it sees other processes' writes; writes of this process reach its
- * own watchers at once. When another program replaces or deletes the file (e.g. moves a corrupt one
- * aside), the store reopens the path: its watchers fail with `store-error` and must watch again.
+ * file: writes are serialised by SQLite, conditional puts use `ifRevision`, and watchers read a change
+ * table when another process committed, which they notice by a file event of the WAL (within
+ * milliseconds) or by a cheap check every `pollMs`; writes of this process reach its own watchers at
+ * once. When another program replaces or deletes the file (e.g. moves a corrupt one aside), the store
+ * reopens the path: its watchers fail with `store-error` and must watch again.
  *
  * Errors: `invalid-config` (bad JSON, with line/column/position; bad type or key), `config-conflict`
  * (`ifRevision` did not match), `store-error` (corrupt, unreadable or unwritable file: the message names
@@ -103,8 +148,23 @@ export class SqliteConfigStore implements ConfigStore {
   /** The file's device and inode when opened, to notice another program replacing or deleting it. */
   #identity: string | undefined;
   readonly #pollMs: number;
+  readonly #fileEvents: boolean;
   readonly #watchers = new Set<Watcher>();
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** The period of `#timer`, in ms. */
+  #timerMs = 0;
+  /** Listening to file events failed once: this store polls every `pollMs` from then on. */
+  #noFileEvents = false;
+  /** Watches the file's directory for writes of other processes while someone watches the store. */
+  #fileWatcher: FSWatcher | undefined;
+  /** The next of the checks that follow a file event, and which of {@link SETTLE_GAPS_MS} it is. */
+  #settle: ReturnType<typeof setTimeout> | undefined;
+  #settleStep = 0;
+  /** A check is queued for this turn of the event loop already. */
+  #wakeQueued = false;
+  /** `PRAGMA data_version` at the last check: it changes only when another connection commits. */
+  #dataVersion: number | undefined;
+  readonly #stats = { checks: 0, reads: 0, fileEvents: 0 };
   #closed = false;
 
   /**
@@ -116,6 +176,7 @@ export class SqliteConfigStore implements ConfigStore {
     this.path =
       options.path !== undefined ? resolve(options.path) : defaultConfigPath({ home: options.home });
     this.#pollMs = checkPollMs(options.pollMs ?? DEFAULT_SQLITE_POLL_MS);
+    this.#fileEvents = (options.fileEvents ?? true) && DIRECTORY_EVENTS_PLATFORMS.has(process.platform);
     checkBusyTimeoutMs(options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS);
     this.#options = options;
     ({ db: this.#db, stmt: this.#stmt } = openDatabase(this.path, options));
@@ -144,6 +205,12 @@ export class SqliteConfigStore implements ConfigStore {
     }
     ({ db: this.#db, stmt: this.#stmt } = openDatabase(this.path, this.#options));
     this.#identity = fileIdentity(this.path);
+    this.#dataVersion = undefined; // a new connection counts afresh
+  }
+
+  /** How watchers looked for other processes' writes so far (a snapshot). */
+  get watchStats(): SqliteWatchStats {
+    return { ...this.#stats, listening: this.#fileWatcher !== undefined };
   }
 
   put(
@@ -204,7 +271,8 @@ export class SqliteConfigStore implements ConfigStore {
 
   /**
    * Changes in revision order, from now on (and first every existing item, oldest write first, with
-   * `includeExisting`). Sees writes of other processes within about `pollMs`. A watcher more than
+   * `includeExisting`). Sees writes of other processes within milliseconds where file events arrive,
+   * else within about `pollMs`. A watcher more than
    * 10 000 changes behind fails with `store-error`; watch again with `includeExisting` to resynchronise.
    */
   watch(options: ConfigWatchOptions = {}): AsyncIterable<ConfigChange> {
@@ -295,25 +363,128 @@ export class SqliteConfigStore implements ConfigStore {
     }
   }
 
-  /** Polls only while someone watches, so an idle store keeps no timer. */
+  /** Polls and listens to file events only while someone watches, so an idle store keeps nothing. */
   #schedule(): void {
-    if (this.#watchers.size > 0 && !this.#closed) {
-      // Not unref'd: an open watch keeps the process alive, as a subscription does.
-      this.#timer ??= setInterval(() => this.#poll(), this.#pollMs);
-    } else if (this.#timer) {
+    if (this.#watchers.size === 0 || this.#closed) {
       clearInterval(this.#timer);
       this.#timer = undefined;
+      clearTimeout(this.#settle);
+      this.#settle = undefined;
+      this.#fileWatcher?.close();
+      this.#fileWatcher = undefined;
+      return;
     }
+    this.#listen();
+    const everyMs = this.#fileWatcher ? Math.max(this.#pollMs, SQLITE_FILE_EVENTS_POLL_MS) : this.#pollMs;
+    if (this.#timer && this.#timerMs === everyMs) return;
+    clearInterval(this.#timer);
+    // Not unref'd: an open watch keeps the process alive, as a subscription does.
+    this.#timer = setInterval(() => this.#poll(), everyMs);
+    this.#timerMs = everyMs;
   }
 
-  /** The timer's work: notice a replaced file (its watchers fail), else deliver new changes. */
-  #poll(): void {
+  /**
+   * Listens to the directory (not the files: the WAL may be deleted and made again, and a replaced
+   * database is a new file) for writes to the database or its WAL. If that fails, now or later, the
+   * store polls every `pollMs` instead.
+   */
+  #listen(): void {
+    if (!this.#fileEvents || this.#noFileEvents || this.#fileWatcher) return;
+    const names = new Set([basename(this.path), `${basename(this.path)}-wal`]);
+    let watcher: FSWatcher;
+    try {
+      // Not persistent: the poll's timer is what keeps the process alive, and it always runs.
+      watcher = watchDirectory(dirname(this.path), { persistent: false }, (_event, name) => {
+        if (name === null || names.has(name)) this.#wake();
+      });
+    } catch {
+      this.#noFileEvents = true; // e.g. ENOSPC (the inotify watch limit) or EMFILE
+      return;
+    }
+    watcher.on('error', () => {
+      watcher.close();
+      if (this.#fileWatcher !== watcher) return;
+      this.#fileWatcher = undefined;
+      this.#noFileEvents = true;
+      this.#schedule(); // the fast poll from now on
+    });
+    this.#fileWatcher = watcher;
+    // A commit between the watch's snapshot and now raised its event before anyone listened.
+    this.#queueCheck();
+  }
+
+  /**
+   * A file event: checks in this turn of the event loop (one check for a burst of events), then after
+   * each of {@link SETTLE_GAPS_MS} until a check finds the commit. Events of this process's own writes
+   * cost a few checks that find nothing.
+   */
+  #wake(): void {
+    this.#stats.fileEvents++;
+    this.#queueCheck();
+    this.#settleStep = 0;
+    this.#armSettle();
+  }
+
+  #queueCheck(): void {
+    if (this.#wakeQueued) return;
+    this.#wakeQueued = true;
+    setImmediate(() => {
+      this.#wakeQueued = false;
+      // Found: the commit is complete, so the checks that wait for its sync are not needed.
+      if (this.#poll()) {
+        clearTimeout(this.#settle);
+        this.#settle = undefined;
+      }
+    });
+  }
+
+  #armSettle(): void {
+    clearTimeout(this.#settle);
+    const gap = SETTLE_GAPS_MS[this.#settleStep];
+    if (gap === undefined || this.#watchers.size === 0) {
+      this.#settle = undefined;
+      return;
+    }
+    this.#settle = setTimeout(() => {
+      this.#settleStep++;
+      if (this.#poll()) this.#settle = undefined;
+      else this.#armSettle();
+    }, gap);
+    this.#settle.unref();
+  }
+
+  /**
+   * A check: notice a replaced file (its watchers fail), else deliver what other processes wrote.
+   * True when another connection had committed.
+   */
+  #poll(): boolean {
+    if (this.#watchers.size === 0 || this.#closed) return false;
+    this.#stats.checks++;
     try {
       this.#followFile();
     } catch {
-      return; // the watchers have failed; the next operation reports why the new file cannot be opened
+      return false; // the watchers have failed; the next operation reports why the new file cannot be opened
     }
+    if (!this.#committedElsewhere()) return false;
+    this.#stats.reads++;
     this.#pump();
+    return true;
+  }
+
+  /**
+   * Whether another connection committed since the last check. Commits of this connection do not count:
+   * they are delivered by the write itself. A failing read counts as a change, so the pump reports it.
+   */
+  #committedElsewhere(): boolean {
+    let version: number | undefined;
+    try {
+      version = this.#stmt.dataVersion.get()?.data_version;
+    } catch {
+      return true;
+    }
+    if (version !== undefined && version === this.#dataVersion) return false;
+    this.#dataVersion = version;
+    return true;
   }
 
   /** Delivers every change newer than what each watcher has seen. */
@@ -469,6 +640,7 @@ interface Statements {
   changesAfter: Database.Statement<[number], ChangeRow>;
   revision: Database.Statement<[], { seq: number }>;
   oldest: Database.Statement<[], { revision: number }>;
+  dataVersion: Database.Statement<[], { data_version: number }>;
 }
 
 /** Opens (creating if needed) the file and its tables. @throws ToolbusError `store-error` naming the path. */
@@ -550,5 +722,6 @@ function prepare(db: Database.Database): Statements {
     ),
     revision: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'"),
     oldest: db.prepare('SELECT revision FROM changes ORDER BY revision LIMIT 1'),
+    dataVersion: db.prepare('PRAGMA data_version'),
   };
 }
