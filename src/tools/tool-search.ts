@@ -65,11 +65,14 @@ export class ToolSearchIndex {
   readonly #mini = new MiniSearch<ToolDocument>({
     fields: ['name', 'description', 'args', 'tags'],
     tokenize: tokenize,
-    processTerm: (term) => term.toLowerCase(),
+    processTerm,
     autoVacuum: { minDirtCount: 200, minDirtFactor: 0.2, batchSize: 1_000, batchWait: 10 },
   });
   /** The tools indexed now, by name. */
   readonly #indexed = new Map<string, Tool>();
+  /** Each indexed tool's distinct terms, and how many tools have each term (document frequency). */
+  readonly #termSets = new Map<string, ReadonlySet<string>>();
+  readonly #frequency = new Map<string, number>();
   #synced: readonly Tool[] | undefined;
 
   /** @param list the tools to index, read again before each search. */
@@ -91,14 +94,18 @@ export class ToolSearchIndex {
       names.add(tool.name);
       const indexed = this.#indexed.get(tool.name);
       if (indexed === tool) continue;
-      if (indexed !== undefined) this.#mini.discard(tool.name);
-      this.#mini.add(toDocument(tool));
+      if (indexed !== undefined) this.#drop(tool.name);
+      const document = toDocument(tool);
+      this.#mini.add(document);
       this.#indexed.set(tool.name, tool);
+      const terms = documentTerms(document);
+      this.#termSets.set(tool.name, terms);
+      for (const term of terms) this.#frequency.set(term, (this.#frequency.get(term) ?? 0) + 1);
     }
     if (names.size !== this.#indexed.size) {
       for (const name of this.#indexed.keys()) {
         if (names.has(name)) continue;
-        this.#mini.discard(name);
+        this.#drop(name);
         this.#indexed.delete(name);
       }
     }
@@ -118,12 +125,23 @@ export class ToolSearchIndex {
     const tags = options.tags;
     const filter = options.filter;
     const hits: ToolSearchHit[] = [];
-    const results = this.#mini.search(text, {
+    const { rare, common } = this.#split(text);
+    let results: { id: unknown; score: number }[] = this.#mini.search(rare, {
       boost: { name: 3, tags: 2, args: 1, description: 1 },
       prefix: (term) => term.length >= 3,
       fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
       weights: { fuzzy: 0.3, prefix: 0.5 },
     });
+    if (common.length > 0) {
+      // The words most tools share ranked the best candidates of the rarer ones: each one a tool has
+      // raises its score, as BM25 would have, a little.
+      results = results.slice(0, RERANKED).map((r) => {
+        const terms = this.#termSets.get(r.id as string);
+        const matched = terms ? common.filter((term) => terms.has(term)).length : 0;
+        return { id: r.id, score: r.score * (1 + matched / common.length) };
+      });
+      results.sort((a, b) => b.score - a.score);
+    }
     for (const result of results) {
       const tool = this.#indexed.get(result.id as string);
       if (tool === undefined) continue;
@@ -140,6 +158,69 @@ export class ToolSearchIndex {
     }
     return hits;
   }
+
+  /** Removes a tool's document and its terms' counts. */
+  #drop(name: string): void {
+    this.#mini.discard(name);
+    for (const term of this.#termSets.get(name) ?? []) {
+      const left = (this.#frequency.get(term) ?? 1) - 1;
+      if (left > 0) this.#frequency.set(term, left);
+      else this.#frequency.delete(term);
+    }
+    this.#termSets.delete(name);
+  }
+
+  /**
+   * The query split into the words that pick tools out and those most tools have ("get", "region" in
+   * every description): a search walks every tool a word matches, so the common ones only re-rank the
+   * candidates the others found. A query of common words alone is searched as it is.
+   */
+  #split(text: string): { rare: string; common: string[] } {
+    const terms = [
+      ...new Set(
+        tokenize(text)
+          .map(processTerm)
+          .filter((t): t is string => t !== null),
+      ),
+    ];
+    if (terms.length < 2) return { rare: text, common: [] };
+    const limit = Math.max(COMMON_FLOOR, this.#indexed.size * COMMON_SHARE);
+    const common = terms.filter((term) => (this.#frequency.get(term) ?? 0) > limit);
+    if (common.length === 0 || common.length === terms.length) return { rare: text, common: [] };
+    return { rare: terms.filter((term) => !common.includes(term)).join(' '), common };
+  }
+}
+
+/** A query word in more than this share of the tools (and more than COMMON_FLOOR) only re-ranks. */
+const COMMON_SHARE = 0.03;
+const COMMON_FLOOR = 50;
+/** How many of the rarer words' best candidates the common words re-rank. */
+const RERANKED = 200;
+
+/** English words that say nothing about what a tool does. */
+const STOP_WORDS = new Set(
+  (
+    'a an and are as at be by for from has have in into is it its of on or that the this to was ' +
+    'which will with you your'
+  ).split(' '),
+);
+
+/** A term as indexed and searched: lower case; null for a stop word. */
+function processTerm(term: string): string | null {
+  const lower = term.toLowerCase();
+  return STOP_WORDS.has(lower) ? null : lower;
+}
+
+/** The distinct terms of a document, as the index makes them. */
+function documentTerms(document: ToolDocument): Set<string> {
+  const terms = new Set<string>();
+  for (const text of [document.name, document.description, document.args, document.tags]) {
+    for (const word of tokenize(text)) {
+      const term = processTerm(word);
+      if (term !== null) terms.add(term);
+    }
+  }
+  return terms;
 }
 
 /** One index per provider searched without its own `search` (a plain `ToolSet`, an array's provider). */

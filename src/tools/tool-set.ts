@@ -758,7 +758,14 @@ export function unknownToolError(name: string, tools: readonly Tool[], more?: st
         : `did you mean ${near.map((n) => `'${n}'`).join(', ')}? (the nearest of ${tools.length} tools)`;
   }
   const why = more ? ` (${more.length > 500 ? `${more.slice(0, 497)}...` : more})` : '';
-  return new ToolError('unknown-tool', `unknown tool '${shown}'${why}; ${available}`, { toolName: name });
+  // A result for the model, not a throw: its stack says nothing, and capturing it was half the cost.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new ToolError('unknown-tool', `unknown tool '${shown}'${why}; ${available}`, { toolName: name });
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 /**

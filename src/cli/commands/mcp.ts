@@ -4,6 +4,7 @@
  */
 import type { CliCommand, CliIO } from '../command.js';
 import { configAllowlistFromEnv } from '../../registry/index.js';
+import { isToolbusError } from '../../errors/index.js';
 import { importLeaf } from '../import-leaf.js';
 import { ExitCode, UsageError } from '../command.js';
 import { CONNECTION_FLAGS, CONNECTION_FLAGS_HELP, parseCommandArgs } from '../args.js';
@@ -11,7 +12,7 @@ import { openConfigStore } from '../connect.js';
 import { openLocalTools } from '../local-tools.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
 
-const help = `Usage: toolbus mcp serve [--nats URL | --store PATH]
+const help = `Usage: toolbus mcp serve [--search] [--profile ID] [--nats URL | --store PATH]
        toolbus mcp import <id> [--prefix P] [--include a,b] [--overwrite] [--nats URL | --store PATH]
 
 serve    Serve every tool of the registry (config tools, tool services on the bus, announced
@@ -25,6 +26,9 @@ import   Connect to the MCP server in config item mcp/<id> and write one tool/<n
          environment of this command and of 'toolbus up'; see 'toolbus config --help').
 
 Options:
+  --search           serve: list a search_tools tool instead of every tool (for clients with small
+                     context windows); the tools a search finds join the list
+  --profile ID       serve: only the tools of the profile profile/ID
   --prefix P         prepend P to every imported tool name
   --include a,b      import only these remote tools
   --overwrite        replace tool items that already exist (default: leave them)
@@ -57,7 +61,12 @@ function waitForEnd(io: CliIO): Promise<void> {
 }
 
 async function serve(argv: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { ...CONNECTION_FLAGS, ...NATS_SECURITY_FLAGS });
+  const { values, positionals } = parseCommandArgs(argv, {
+    search: { type: 'boolean' },
+    profile: { type: 'string' },
+    ...CONNECTION_FLAGS,
+    ...NATS_SECURITY_FLAGS,
+  });
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const natsSecurity = NatsSecurity.fromFlags(values, io);
   const { serveMcpStdio } = await importLeaf('mcp', () => import('../../adapters/mcp/index.js'));
@@ -65,13 +74,25 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
   try {
     for (const problem of local.problems())
       io.stderr.write(`toolbus mcp serve: ${problem.key}: ${problem.message}\n`);
-    io.stderr.write(`toolbus mcp serve: serving ${local.tools.list().length} tools over stdio\n`);
+    let tools = local.tools;
+    if (values.profile !== undefined) {
+      try {
+        tools = local.profile(values.profile);
+      } catch (error) {
+        if (isToolbusError(error)) throw new UsageError(error.message);
+        throw error;
+      }
+    }
+    io.stderr.write(
+      `toolbus mcp serve: serving ${tools.list().length} tools over stdio${values.search ? ' behind search_tools' : ''}\n`,
+    );
     if (local.privateBusNote) {
       io.stderr.write(
         `toolbus mcp serve: note: ${local.privateBusNote}, or connect the MCP client to the running toolbus's /mcp endpoint (http://127.0.0.1:8888/mcp by default)\n`,
       );
     }
-    const bridge = serveMcpStdio(local.tools, {
+    const bridge = serveMcpStdio(tools, {
+      ...(values.search ? { toolSearch: {} } : {}),
       stdin: io.stdin,
       stdout: io.stdout,
       onError: (error) => io.stderr.write(`toolbus mcp serve: ${error.message}\n`),
