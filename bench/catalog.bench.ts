@@ -24,9 +24,11 @@ import { z } from 'zod';
 import { MemoryBus } from '../src/bus/index.js';
 import { SqliteConfigStore } from '../src/config/sqlite/index.js';
 import { DEFAULT_REGISTRY_DEBOUNCE_MS, ToolRegistry } from '../src/registry/index.js';
-import { DynamicToolService } from '../src/services/index.js';
+import { DynamicToolService, ToolServiceClientCache, createToolServiceTool } from '../src/services/index.js';
 import { BaseTool, FunctionTool, LiveToolSet, ToolSet, type Tool } from '../src/tools/index.js';
 import type { JsonObject } from '../src/schema/index.js';
+import { UserMessage } from '../src/models/index.js';
+import { OpenAIChatCompletionClient } from '../src/models/openai/index.js';
 import type { TextTable } from './run.js';
 
 /** Tool descriptors in the catalog. */
@@ -191,7 +193,25 @@ async function coldStartSection(catalog: Catalog): Promise<TextTable[]> {
     new ToolSet(tools);
     return Promise.resolve(ms(t0));
   };
+  const serviceBuild = async (): Promise<number> => {
+    const clients = new ToolServiceClientCache(catalog.bus);
+    const t0 = performance.now();
+    const tools: Tool[] = [];
+    const life = new AbortController();
+    for (let i = 0; i < N; i++) {
+      tools.push(
+        createToolServiceTool({ clients, signal: life.signal, service: SERVICE, tool: descriptor(`t${i}`) })
+          .tool,
+      );
+    }
+    new ToolSet(tools);
+    const took = ms(t0);
+    life.abort();
+    await clients.close();
+    return took;
+  };
   const names = {
+    service: `direct: ${N} createToolServiceTool (the same descriptors, a shared client cache) + ToolSet`,
     registry: `ToolRegistry.start() over ${N} tool-service descriptors (SQLite file)`,
     zod: `direct: ${N} FunctionTool (zod schemas) + ToolSet`,
     json: `direct: ${N} BaseTool (the same JSON Schemas) + ToolSet`,
@@ -200,15 +220,24 @@ async function coldStartSection(catalog: Catalog): Promise<TextTable[]> {
     [names.registry, registryStart],
     [names.zod, zodBuild],
     [names.json, jsonBuild],
+    [names.service, serviceBuild],
   ] as const;
   await interleaved(contenders, 2); // warm-up: the JIT, the page cache, Ajv and zod loaded
-  const rounds = { registry: [] as number[], zod: [] as number[], json: [] as number[] };
-  const ratios = { zod: [] as number[], json: [] as number[] };
+  const rounds = {
+    registry: [] as number[],
+    zod: [] as number[],
+    json: [] as number[],
+    service: [] as number[],
+  };
+  const ratios = { zod: [] as number[], json: [] as number[], service: [] as number[] };
   for (let r = 0; r < ROUNDS; r++) {
     const got = await interleaved(contenders, STARTS_PER_ROUND);
     const registry = median(got.get(names.registry)!);
     const zod = median(got.get(names.zod)!);
     const json = median(got.get(names.json)!);
+    const service = median(got.get(names.service)!);
+    rounds.service.push(service);
+    ratios.service.push(registry / service);
     rounds.registry.push(registry);
     rounds.zod.push(zod);
     rounds.json.push(json);
@@ -228,6 +257,7 @@ async function coldStartSection(catalog: Catalog): Promise<TextTable[]> {
         [names.registry, spread(rounds.registry), '1'],
         [names.zod, spread(rounds.zod), spread(ratios.zod, 2)],
         [names.json, spread(rounds.json), spread(ratios.json, 2)],
+        [names.service, spread(rounds.service), spread(ratios.service, 2)],
       ],
       notes: [
         `${ROUNDS} rounds; each round's figure is the median of ${STARTS_PER_ROUND} runs of each case, interleaved ` +
@@ -235,7 +265,9 @@ async function coldStartSection(catalog: Catalog): Promise<TextTable[]> {
           'ToolServiceTool per descriptor (announcements off) and swaps the set in; its close is not timed.',
         `Target: registry ≤ ${TARGET_START_RATIO}× the direct build. Against FunctionTool + zod: ` +
           `${zodRatio.toFixed(2)}× (${met(zodRatio <= TARGET_START_RATIO)}); against BaseTool + JSON Schema ` +
-          `(no zod conversion, the stricter floor): ${jsonRatio.toFixed(2)}× (${met(jsonRatio <= TARGET_START_RATIO)}).`,
+          `(no zod conversion, the stricter floor): ${jsonRatio.toFixed(2)}× (${met(jsonRatio <= TARGET_START_RATIO)}); ` +
+          `against the same tool-service tools built directly: ${median(ratios.service).toFixed(2)}× ` +
+          `(${met(median(ratios.service) <= TARGET_START_RATIO)}).`,
       ],
     },
     firstCalls,
@@ -700,6 +732,65 @@ async function toolSearchSection(): Promise<TextTable[]> {
   ];
 }
 
+/**
+ * The model-facing tool list with BIG tools: an OpenAI-compatible request (the HTTP exchange stubbed)
+ * offering the same list object at every step, as agents do until the registry changes, against a
+ * fresh copy of the list every step (what rebuilding the schemas per step would cost).
+ */
+async function schemaSection(): Promise<TextTable[]> {
+  const tools = Object.freeze(bigSet());
+  const reply = JSON.stringify({
+    id: 'c',
+    object: 'chat.completion',
+    created: 0,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  });
+  const client = new OpenAIChatCompletionClient({
+    model: 'm',
+    apiKey: 'k',
+    baseURL: 'http://127.0.0.1:9/v1',
+    fetch: (() =>
+      Promise.resolve(
+        new Response(reply, { headers: { 'content-type': 'application/json' } }),
+      )) as typeof fetch,
+  });
+  const messages = [new UserMessage({ content: 'hi' })];
+  const step = async (list: readonly Tool[]): Promise<number> => {
+    const t0 = performance.now();
+    await client.create(messages, { tools: list });
+    return ms(t0);
+  };
+  await step(tools); // the first step of a change: compiles and caches the wire list
+  const rounds = { same: [] as number[], fresh: [] as number[] };
+  for (let r = 0; r < ROUNDS; r++) {
+    const same: number[] = [];
+    const fresh: number[] = [];
+    for (let k = 0; k < 10; k++) {
+      same.push(await step(tools));
+      fresh.push(await step(Object.freeze([...tools])));
+    }
+    rounds.same.push(median(same));
+    rounds.fresh.push(median(fresh));
+  }
+  await client.close();
+  const ratios = rounds.fresh.map((v, i) => v / rounds.same[i]!);
+  return [
+    {
+      title: `A model request offering ${BIG.toLocaleString('en-US')} tools: the list kept between steps vs rebuilt each step`,
+      columns: ['case', 'ms per request, median of rounds (min–max)', 'this ÷ kept list'],
+      rows: [
+        ['same list object (an agent between registry changes)', spread(rounds.same, 2), '1'],
+        ['a new list each step (schemas mapped again)', spread(rounds.fresh, 2), spread(ratios, 1)],
+      ],
+      notes: [
+        'OpenAIChatCompletionClient.create with its fetch stubbed (no network): the cost left in the kept case ' +
+          'is the request body itself (JSON of 10,000 schemas), which a real request pays too.',
+      ],
+    },
+  ];
+}
+
 // ---------------------------------------------------------------------------------------------------
 
 if (process.env[CHILD_ENV] === '1') {
@@ -708,7 +799,7 @@ if (process.env[CHILD_ENV] === '1') {
 }
 
 export default async function (): Promise<TextTable[]> {
-  // CATALOG_BENCH_SECTIONS=unknown,search runs only those (cold, hot, unknown, search).
+  // CATALOG_BENCH_SECTIONS=unknown,search runs only those (cold, hot, unknown, search, schemas).
   const only = (process.env['CATALOG_BENCH_SECTIONS'] ?? '').split(',').filter(Boolean);
   const wanted = (name: string): boolean => only.length === 0 || only.includes(name);
   const catalog = await createCatalog();
@@ -718,6 +809,7 @@ export default async function (): Promise<TextTable[]> {
       ...(wanted('hot') ? await hotAddSection(catalog) : []),
       ...(wanted('unknown') ? await unknownToolSection() : []),
       ...(wanted('search') ? await toolSearchSection() : []),
+      ...(wanted('schemas') ? await schemaSection() : []),
     ];
   } finally {
     await catalog.close();

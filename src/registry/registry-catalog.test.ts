@@ -87,6 +87,44 @@ describe('ToolRegistry: tags, search and profiles', () => {
     );
   });
 
+  test('announced tools are searchable with their tags, and leave the index when their service goes', async (t) => {
+    const bus = new MemoryBus();
+    const registry = new ToolRegistry({ store: new MemoryConfigStore(), bus, debounceMs: 1 });
+    const announcer = new DynamicToolService({
+      bus,
+      id: 'maps',
+      topic: 'maps',
+      invoke: () => 'route',
+      announce: {
+        tools: [
+          {
+            name: 'plan-route',
+            description: 'Driving directions between two places',
+            tags: ['geo'],
+            arguments: [{ name: 'from', type: 'string', description: 'start address' }],
+          },
+        ],
+      },
+    });
+    t.after(async () => {
+      await registry.close();
+      await bus.close();
+    });
+    await registry.start();
+    await announcer.start();
+    for (let i = 0; i < 100 && !registry.tools.get('plan-route'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(registry.search('directions')[0]?.name, 'plan-route');
+    assert.deepEqual(registry.search('geo')[0]?.tags, ['geo']);
+    assert.equal(registry.search('address')[0]?.name, 'plan-route');
+    await announcer.stop();
+    for (let i = 0; i < 100 && registry.tools.get('plan-route'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.deepEqual(registry.search('directions'), []);
+  });
+
   test('a profile is a live view: it follows its item and the tools; a broken or unknown one is reported', async (t) => {
     const f = await setup(t);
     for (const name of ['weather-now', 'weather-admin', 'invoice-create']) {

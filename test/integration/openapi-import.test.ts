@@ -19,7 +19,7 @@ import { httpToolType } from '../../src/adapters/http/index.js';
 import { SqliteConfigStore } from '../../src/config/sqlite/index.js';
 import { ToolRegistry } from '../../src/registry/index.js';
 import { runMain, type InProcessRun } from '../support/cli-in-process.js';
-import { runCli } from '../support/cli.js';
+import { interrupt, runCli, startCli } from '../support/cli.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/openapi/', import.meta.url));
 const API_KEY = 'key-123-do-not-print';
@@ -356,6 +356,61 @@ describe('options', () => {
       /reads the environment variable 'PETSTORE_API_KEY', which is not allowed/,
     );
     assert.ok(!(refused.stderr + refused.stdout).includes(API_KEY));
+  });
+});
+
+describe('through toolbus up', () => {
+  const fixture = join(FIXTURES, 'petstore-3.0.yaml');
+
+  test('an import into the store of a running toolbus up: its tools are live at once, searchable by tag, in a tag profile, and callable through the gateway', async (t) => {
+    const home = freshHome();
+    const token = 'openapi-admin-token-0123456789abc';
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TOOLBUS_HOME: home,
+      TOOLBUS_TOKEN: token,
+      TOOLBUS_ALLOW_ENV: 'PETSTORE_API_KEY',
+      PETSTORE_API_KEY: API_KEY,
+    };
+    const up = await startCli(['up', '--port', '0', '--no-examples'], env, /Press Ctrl-C to stop\./);
+    t.after(() => interrupt(up.child));
+    const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.output())?.[1];
+    assert.ok(url, up.output());
+    const api = (path: string, init: RequestInit = {}) =>
+      fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } });
+
+    const run = await runCli(
+      ['openapi', 'import', fixture, '--id', 'petstore', '--server', `${petstore.origin}/api/v3`],
+      env,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const put = await runCli(['config', 'put', 'profile/pets', '{"tags": ["openapi:petstore"]}'], env);
+    assert.equal(put.code, 0, put.stderr);
+
+    const listed = (await (await api('/api/v1/tools?fresh=1&profile=pets')).json()) as {
+      tools: { name: string; tags?: string[] }[];
+    };
+    assert.ok(listed.tools.length >= 10, listed.tools.map((x) => x.name).join(', '));
+    assert.ok(listed.tools.every((x) => x.tags?.includes('openapi:petstore')));
+    const found = (await (await api('/api/v1/tools?search=pet+by+id&limit=3')).json()) as {
+      tools: { name: string }[];
+    };
+    assert.equal(found.tools[0]?.name, 'petstore-getPetById');
+
+    const before = petstore.seen.length;
+    const invoked = await api('/api/v1/tools/petstore-getPetById/invoke', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"petId": 7}',
+    });
+    assert.equal(invoked.status, 200);
+    const result = (await invoked.json()) as { content: string; isError: boolean };
+    assert.equal(result.isError, false, result.content);
+    assert.equal((JSON.parse(result.content) as { id: number }).id, 7);
+    assert.equal(petstore.seen.length, before + 1);
+    assert.equal(petstore.seen.at(-1)!.headers['api_key'], API_KEY);
+    assert.ok(!result.content.includes(API_KEY));
   });
 });
 

@@ -225,6 +225,13 @@ test(
       'tell-joke',
     ]);
     await assert.rejects(connect('/mcp/stock', token), /403|bound to profile 'jokes'/);
+    const missing = await get(url, ADMIN, '/mcp/nope', {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(missing.status, 404);
+    assert.match(await missing.text(), /unknown profile 'nope'/);
     const changes: Tool[][] = [];
     const searching = await connect('/mcp?search=1', ADMIN, (tools) => changes.push(tools));
     assert.deepEqual(

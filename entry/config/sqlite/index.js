@@ -6,6 +6,7 @@ export const {
   DEFAULT_SQLITE_BUSY_TIMEOUT_MS,
   DEFAULT_SQLITE_POLL_MS,
   SQLITE_CHANGES_KEPT,
+  SQLITE_FILE_EVENTS_POLL_MS,
   SqliteConfigStore,
   defaultConfigPath,
 } = await loadBuilt('config/sqlite/index.js');
