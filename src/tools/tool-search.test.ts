@@ -89,6 +89,20 @@ describe('tool search', () => {
   });
 });
 
+describe('tool search over a large set', () => {
+  test('words most tools share re-rank what the rarer words found, and the whole query fills up a short list', () => {
+    const filler = Array.from({ length: 300 }, (_, i) =>
+      tool(`warehouse_item_${i}`, `Look up a warehouse item, number ${i}.`),
+    );
+    const index = new ToolSearchIndex(() => [...filler, weather]);
+    assert.deepEqual(
+      index.search('warehouse item 42', { limit: 3 }).map((h) => h.name),
+      ['warehouse_item_42', 'warehouse_item_0', 'warehouse_item_1'],
+    );
+    assert.equal(index.search('weather item', { limit: 1 })[0]!.name, 'get_weather');
+  });
+});
+
 describe('tool views', () => {
   test('list, get and call only the accepted tools; the list is kept until the base changes', async () => {
     const live = new LiveToolSet([weather, forecast, invoice, joke]);

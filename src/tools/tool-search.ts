@@ -126,12 +126,7 @@ export class ToolSearchIndex {
     const filter = options.filter;
     const hits: ToolSearchHit[] = [];
     const { rare, common } = this.#split(text);
-    let results: { id: unknown; score: number }[] = this.#mini.search(rare, {
-      boost: { name: 3, tags: 2, args: 1, description: 1 },
-      prefix: (term) => term.length >= 3,
-      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
-      weights: { fuzzy: 0.3, prefix: 0.5 },
-    });
+    let results: { id: unknown; score: number }[] = this.#mini.search(rare, SEARCH_OPTIONS);
     if (common.length > 0) {
       // The words most tools share ranked the best candidates of the rarer ones: each one a tool has
       // raises its score, as BM25 would have, a little.
@@ -141,6 +136,11 @@ export class ToolSearchIndex {
         return { id: r.id, score: r.score * (1 + matched / common.length) };
       });
       results.sort((a, b) => b.score - a.score);
+      // Too few tools have the rarer words: the rest come from the whole query, after them.
+      if (results.length < limit) {
+        const seen = new Set(results.map((r) => r.id));
+        for (const r of this.#mini.search(text, SEARCH_OPTIONS)) if (!seen.has(r.id)) results.push(r);
+      }
     }
     for (const result of results) {
       const tool = this.#indexed.get(result.id as string);
@@ -190,6 +190,13 @@ export class ToolSearchIndex {
     return { rare: terms.filter((term) => !common.includes(term)).join(' '), common };
   }
 }
+
+const SEARCH_OPTIONS = {
+  boost: { name: 3, tags: 2, args: 1, description: 1 },
+  prefix: (term: string) => term.length >= 3,
+  fuzzy: (term: string) => (term.length >= 5 ? 0.2 : false),
+  weights: { fuzzy: 0.3, prefix: 0.5 },
+};
 
 /** A query word in more than this share of the tools (and more than COMMON_FLOOR) only re-ranks. */
 const COMMON_SHARE = 0.03;

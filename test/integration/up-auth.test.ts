@@ -16,7 +16,8 @@ const READY = /Press Ctrl-C to stop\./;
 
 async function freshHome(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const home = await mkdtemp(join(tmpdir(), 'toolbus-up-auth-'));
-  t.after(() => rm(home, { recursive: true, force: true }));
+  // Retried: under load the `up` of a test may still be writing its files when this runs.
+  t.after(() => rm(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
   return home;
 }
 

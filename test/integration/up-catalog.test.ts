@@ -62,7 +62,7 @@ type Message = { role: string; content?: string; name?: string; tool_calls?: unk
 
 async function setUp(t: TestContext) {
   const home = await mkdtemp(join(tmpdir(), 'toolbus-catalog-'));
-  t.after(() => rm(home, { recursive: true, force: true }));
+  t.after(() => rm(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
   await fillStore(home);
   const model = await startFakeOpenAIServer();
   t.after(() => model.close());
