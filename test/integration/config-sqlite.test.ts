@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -206,6 +206,24 @@ describe('SqliteConfigStore file', () => {
     assert.deepEqual(
       (await takeChanges(again, 1, 5_000)).map((c) => c.key),
       ['next'],
+    );
+  });
+
+  test('a deleted file is not made again by a watcher (only by the next read or write)', async (t) => {
+    const path = freshPath();
+    const store = new SqliteConfigStore({ path, pollMs: 10 });
+    t.after(() => store.close());
+    await store.put('tool', 'old', '{"v":1}');
+    const watch = store.watch()[Symbol.asyncIterator]();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+    await assert.rejects(watch.next(), (error: ToolbusError) => error.code === 'store-error');
+    await new Promise((resolve) => setTimeout(resolve, 100)); // many checks' worth
+    assert.equal(existsSync(path), false, 'the watcher made the file again');
+    await store.put('tool', 'fresh', '{"v":2}');
+    assert.equal(existsSync(path), true);
+    assert.deepEqual(
+      (await store.list()).map((i) => i.key),
+      ['fresh'],
     );
   });
 

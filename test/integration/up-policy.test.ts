@@ -88,7 +88,7 @@ async function startGateway(
   modelUrl: string,
 ): Promise<Gateway> {
   const home = await mkdtemp(join(tmpdir(), 'toolbus-policy-'));
-  t.after(() => rm(home, { recursive: true, force: true }));
+  t.after(() => rm(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
   await writeFile(join(home, 'package.json'), '{"type":"module"}');
   await writeFile(join(home, 'nap-service.ts'), NAP_SERVICE);
   const env = {

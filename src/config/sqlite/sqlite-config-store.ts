@@ -38,11 +38,12 @@ export const SQLITE_FILE_EVENTS_POLL_MS = 250;
  */
 const DIRECTORY_EVENTS_PLATFORMS: ReadonlySet<string> = new Set(['linux', 'darwin', 'win32']);
 /**
- * The gaps between the checks that follow a file event, in ms (until one finds a commit): another
- * process's commit becomes visible only once it has synced the WAL (with `synchronous=full`, a disk
- * flush) and updated the WAL index, after the writes that raised the event.
+ * The gaps between the checks that follow a file event, in ms: another process's commit becomes
+ * visible only once it has synced the WAL (with `synchronous=full`, a disk flush, slow on a loaded
+ * disk) and updated the WAL index, after the writes that raised the event. All of them run, even after
+ * one finds a commit: one burst of events can stand for several commits, the last still syncing.
  */
-const SETTLE_GAPS_MS = [2, 5, 10, 20, 40] as const;
+const SETTLE_GAPS_MS = [2, 5, 10, 20, 40, 80, 160, 320, 640] as const;
 /** How long a write waits for another process's lock before failing, by default. */
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000;
 /** How many past changes the file keeps for watchers that read them later. */
@@ -188,8 +189,11 @@ export class SqliteConfigStore implements ConfigStore {
    * from a backup): a handle on the old file would never see the new file's writes, and a store that
    * failed on a corrupt file would keep failing after the user replaced it. Watchers fail with
    * `store-error` (their revisions belonged to the old file) and must watch again.
+   *
+   * @param reopen false for a watcher's check: a deleted file is not made again by a watcher (one that
+   *   woke while the folder was being removed would recreate it), only by the next read or write.
    */
-  #followFile(): void {
+  #followFile(reopen = true): void {
     const identity = fileIdentity(this.path);
     if (identity === this.#identity && identity !== undefined) return;
     const failure = new ToolbusError(
@@ -198,6 +202,7 @@ export class SqliteConfigStore implements ConfigStore {
         '(with includeExisting) to read the file now at that path',
     );
     for (const w of [...this.#watchers]) w.queue.fail(failure);
+    if (identity === undefined && !reopen) return;
     try {
       this.#db.close(); // first: the old and the new file share the -wal and -shm names
     } catch {
@@ -415,8 +420,8 @@ export class SqliteConfigStore implements ConfigStore {
 
   /**
    * A file event: checks in this turn of the event loop (one check for a burst of events), then after
-   * each of {@link SETTLE_GAPS_MS} until a check finds the commit. Events of this process's own writes
-   * cost a few checks that find nothing.
+   * each of {@link SETTLE_GAPS_MS}. Events of this process's own writes cost a few checks that find
+   * nothing (each a `PRAGMA data_version` read).
    */
   #wake(): void {
     this.#stats.fileEvents++;
@@ -430,11 +435,7 @@ export class SqliteConfigStore implements ConfigStore {
     this.#wakeQueued = true;
     setImmediate(() => {
       this.#wakeQueued = false;
-      // Found: the commit is complete, so the checks that wait for its sync are not needed.
-      if (this.#poll()) {
-        clearTimeout(this.#settle);
-        this.#settle = undefined;
-      }
+      this.#poll();
     });
   }
 
@@ -447,8 +448,8 @@ export class SqliteConfigStore implements ConfigStore {
     }
     this.#settle = setTimeout(() => {
       this.#settleStep++;
-      if (this.#poll()) this.#settle = undefined;
-      else this.#armSettle();
+      this.#poll();
+      this.#armSettle();
     }, gap);
     this.#settle.unref();
   }
@@ -461,7 +462,7 @@ export class SqliteConfigStore implements ConfigStore {
     if (this.#watchers.size === 0 || this.#closed) return false;
     this.#stats.checks++;
     try {
-      this.#followFile();
+      this.#followFile(false);
     } catch {
       return false; // the watchers have failed; the next operation reports why the new file cannot be opened
     }
