@@ -136,6 +136,7 @@ export class AccessPolicy {
   readonly #controller = new AbortController();
   #keys = new Map<string, Principal>();
   #roles = new Map<string, RoleSettings>();
+  #rolesRevision = 0;
   #quotas = new Map<string, ToolQuota>();
   #problems: PolicyProblem[] = [];
   #lastMissRefresh = 0;
@@ -220,6 +221,11 @@ export class AccessPolicy {
   /** The roles that grant `permission`, for a message. */
   rolesFor(permission: Permission): readonly Role[] {
     return PERMISSIONS[permission];
+  }
+
+  /** A number that changes whenever the role settings are read again: views of the tools key their lists by it. */
+  get rolesRevision(): number {
+    return this.#rolesRevision;
   }
 
   /** True when `principal` may see and call tool `name`. */
@@ -407,6 +413,7 @@ export class AccessPolicy {
     }
     this.#keys = keys;
     this.#roles = roles;
+    this.#rolesRevision++;
     this.#quotas = quotas;
     this.#problems = problems;
   }

@@ -6,6 +6,7 @@ import { AccessPolicy, type AccessDeniedEvent } from './access-policy.js';
 import { policyTools, toolsMatching, type ObservableToolProvider } from './policy-tools.js';
 import type { Principal } from './principal.js';
 import { parseRate } from './rate-limit.js';
+import { MemoryConfigStore } from '../config/index.js';
 
 /** Reports the user and call id it was called with, so a test sees what the view passed on. */
 const whoami = new FunctionTool((_args, ctx) => ({ user: ctx.user ?? null, callId: ctx.callId }), {
@@ -64,6 +65,28 @@ describe('policyTools', () => {
     assert.equal(view.get('tell-joke'), tellJoke);
     assert.equal(view.get('delete-all'), undefined);
     assert.equal(view.get('nope'), undefined);
+  });
+
+  test('a kept view follows a role edit, though the tools did not change (an MCP session keeps its view)', async (t) => {
+    const store = new MemoryConfigStore();
+    await store.put('role', 'caller', { tools: ['tell-*'] });
+    const policy = new AccessPolicy({ adminToken: 'owner', store });
+    await policy.start();
+    t.after(() => policy.close());
+    const view = policyTools(policy, key('bot'), new ToolSet([whoami, tellJoke, tellTime]), {
+      user: 'alice',
+      surface: 'mcp',
+    });
+    assert.deepEqual(
+      view.list().map((x) => x.name),
+      ['tell-joke', 'tell-time'],
+    );
+    await store.put('role', 'caller', { tools: ['whoami'] });
+    for (let i = 0; i < 100 && view.list().length !== 1; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(
+      view.list().map((x) => x.name),
+      ['whoami'],
+    );
   });
 
   test('a principal without globs sees every tool', () => {

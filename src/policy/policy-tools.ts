@@ -74,8 +74,11 @@ export function policyTools(
       user: options.user,
       tool,
     });
-  // Made per request, so the policy cannot change under it: its list is kept per registry change.
-  const narrowed = toolView(tools, { accepts: (tool) => policy.allows(principal, tool.name) });
+  // The list is kept until the tools or the role settings change (an MCP session keeps this view).
+  const narrowed = toolView(tools, {
+    accepts: (tool) => policy.allows(principal, tool.name),
+    version: () => policy.rolesRevision,
+  });
   const view: ObservableToolProvider = {
     list: narrowed.list,
     get: narrowed.get,
