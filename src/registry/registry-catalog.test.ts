@@ -135,6 +135,8 @@ describe('ToolRegistry: tags, search and profiles', () => {
     await f.put('profile', 'ops', { tools: ['weather-*'], exclude: ['*-admin'] });
     assert.ok(changes >= 1, 'a profile edit alone tells the listeners');
     const ops = f.registry.profile('ops');
+    let viewChanges = 0;
+    const stop = ops.onChange?.(() => viewChanges++) as () => void;
     assert.deepEqual(
       ops.list().map((x) => x.name),
       ['weather-now'],
@@ -142,6 +144,8 @@ describe('ToolRegistry: tags, search and profiles', () => {
     assert.equal((await ops.call('weather-now', { q: 'x' })).content, 'got x');
     assert.equal((await ops.call('invoice-create', { q: 'x' })).error?.code, 'unknown-tool');
     await f.put('profile', 'ops', { tools: ['weather-*'], tags: ['billing'] });
+    assert.equal(viewChanges, 1, "the view's listeners hear of an edit of its item alone");
+    stop();
     assert.deepEqual(
       ops
         .list()

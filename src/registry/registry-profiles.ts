@@ -21,13 +21,23 @@ type Parsed = { profile: ToolProfile } | { error: ToolbusError };
 export class RegistryProfiles {
   readonly #config: ConfigSnapshot;
   readonly #tools: ObservableToolProvider;
+  readonly #onChange: (listener: () => void) => () => void;
   /** Parsed items by value: an item is read again only when it changed. */
   readonly #parsed = new WeakMap<object, Parsed>();
   readonly #views = new Map<string, ObservableToolProvider>();
 
-  constructor(config: ConfigSnapshot, tools: ObservableToolProvider) {
+  /**
+   * @param onChange the registry's change listeners: they hear of profile edits too, so a view's
+   *   listeners (an MCP session's `list_changed`) do.
+   */
+  constructor(
+    config: ConfigSnapshot,
+    tools: ObservableToolProvider,
+    onChange: (listener: () => void) => () => void,
+  ) {
     this.#config = config;
     this.#tools = tools;
+    this.#onChange = onChange;
   }
 
   /** The ids of the profile items, valid or not, sorted. */
@@ -97,6 +107,7 @@ export class RegistryProfiles {
           return profile !== undefined && profileAccepts(profile, tool);
         },
       });
+      view.onChange = (listener) => this.#onChange(() => listener());
       this.#views.set(id, view);
     }
     return view;

@@ -140,7 +140,7 @@ export class ToolRegistry {
       onLateBuild: changed,
     });
     this.#rebuilds = new RebuildScheduler(() => this.#build(), { debounceMs: resolved.debounceMs, signal });
-    this.#profiles = new RegistryProfiles(this.#mirror, this.tools);
+    this.#profiles = new RegistryProfiles(this.#mirror, this.tools, (listener) => this.onChange(listener));
   }
 
   /**
