@@ -603,16 +603,15 @@ async function unknownToolSection(): Promise<TextTable[]> {
   };
   const callKnown = (name: string): Promise<unknown> => set.call(name, ARGS_ID);
   await callUnknown(typos[0]!); // builds the name index once (a set's first miss)
-  const rounds = { known: [] as number[], typo: [] as number[], far: [] as number[] };
-  for (let r = 0; r < ROUNDS; r++) {
-    const order: (readonly [keyof typeof rounds, () => Promise<number[]>])[] = [
-      ['known', () => latencies(known, callKnown)],
-      ['typo', () => latencies(typos, callUnknown)],
-      ['far', () => latencies(far, callUnknown)],
-    ];
-    for (const [name, run] of r % 2 === 0 ? order : [...order].reverse())
-      rounds[name].push(median(await run()));
-  }
+  const got = await interleaved(
+    [
+      ['known', async () => median(await latencies(known, callKnown))],
+      ['typo', async () => median(await latencies(typos, callUnknown))],
+      ['far', async () => median(await latencies(far, callUnknown))],
+    ],
+    ROUNDS,
+  );
+  const rounds = { known: got.get('known')!, typo: got.get('typo')!, far: got.get('far')! };
   if (misses === 0) throw new Error('catalog bench: no unknown-tool results');
   const typoRatios = rounds.typo.map((v, i) => v / rounds.known[i]!);
   const farRatios = rounds.far.map((v, i) => v / rounds.known[i]!);
@@ -683,15 +682,14 @@ async function toolSearchSection(): Promise<TextTable[]> {
     'calendar events',
   ];
   const known = tools.filter((_, i) => i % 10 === 0).map((t) => t.name);
-  const rounds = { known: [] as number[], search: [] as number[] };
-  for (let r = 0; r < ROUNDS; r++) {
-    const order: (readonly [keyof typeof rounds, () => Promise<number[]>])[] = [
-      ['known', () => latencies(known, (name) => live.call(name, ARGS_ID))],
-      ['search', () => latencies(queries, (q) => live.search(q, { limit: 10 }))],
-    ];
-    for (const [name, run] of r % 2 === 0 ? order : [...order].reverse())
-      rounds[name].push(median(await run()));
-  }
+  const got = await interleaved(
+    [
+      ['known', async () => median(await latencies(known, (name) => live.call(name, ARGS_ID)))],
+      ['search', async () => median(await latencies(queries, (q) => live.search(q, { limit: 10 })))],
+    ],
+    ROUNDS,
+  );
+  const rounds = { known: got.get('known')!, search: got.get('search')! };
   const ratios = rounds.search.map((v, i) => v / rounds.known[i]!);
   const resync: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {

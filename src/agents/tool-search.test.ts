@@ -56,6 +56,28 @@ describe('deferred tool loading (toolSearch)', () => {
     assert.equal(lastResults(model.calls[2]!.messages)!.content[0]!.content, '1 USD = 0.92 EUR');
   });
 
+  test('a search_tools call with bad arguments or no match goes back to the model as a result it can read', async () => {
+    const tools = new LiveToolSet(catalog());
+    const model = new ScriptedChatCompletionClient([
+      [
+        { id: 's1', name: SEARCH_TOOLS_NAME, arguments: '{"query": ""}' },
+        { id: 's2', name: SEARCH_TOOLS_NAME, arguments: '{"query": "spaceship"}' },
+      ],
+      'Nothing found.',
+    ]);
+    const agent = new ToolUseAgent({ model, tools, toolSearch: {} });
+    assert.equal(await agent.run('?'), 'Nothing found.');
+    const [bad, none] = lastResults(model.calls[1]!.messages)!.content;
+    assert.equal(bad!.isError, true);
+    assert.match(bad!.content, /invalid arguments: .*query/);
+    assert.equal(none!.isError, false);
+    assert.match(none!.content, /"tools":\[\].*No tool matched/);
+    assert.deepEqual(
+      model.calls[1]!.tools.map((t) => t.name),
+      [SEARCH_TOOLS_NAME],
+    );
+  });
+
   test('a resumed conversation keeps what earlier searches found; minTools shows a small set whole', async () => {
     const tools = catalog();
     const small = tools.slice(0, 3);

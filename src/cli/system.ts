@@ -335,8 +335,8 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
           const base = profile === undefined ? registry.tools : registry.profile(profile);
           if (!request.tools) {
             let agent = byProfile.get(profile!);
-            if (agent === undefined || byProfile.size > 256) {
-              if (byProfile.size > 256) byProfile.clear();
+            if (agent === undefined) {
+              if (byProfile.size >= 256) byProfile.clear(); // bounded: ids come from requests
               byProfile.set(profile!, (agent = new ToolUseAgent({ ...agentOptions, tools: base })));
             }
             return agent;

@@ -29,7 +29,7 @@ export function didYouMean(name: string, candidates: Iterable<string>): string {
 }
 
 /** Levenshtein distance with adjacent transpositions counted as one edit (`tols`→`tools` is 1, `tooks` 1). */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const rows = a.length + 1;
   const cols = b.length + 1;
   const d: number[] = new Array<number>(rows * cols);

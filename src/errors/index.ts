@@ -17,4 +17,4 @@ export { abortError, raceSignal } from './abort.js';
 export type { AbortState } from './abort.js';
 export { numberOption } from './options.js';
 export type { NumberOptionRule } from './options.js';
-export { closestName, didYouMean, editDistance } from './did-you-mean.js';
+export { closestName, didYouMean } from './did-you-mean.js';

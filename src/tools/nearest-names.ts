@@ -87,7 +87,7 @@ let rows: Int32Array[] = [new Int32Array(ROW_LENGTH), new Int32Array(ROW_LENGTH)
 
 /**
  * The edit distance of `a` and `b` (adjacent transpositions count one) when it is at most 2, else 3:
- * the same as `editDistance` for the names that matter here, without its table, stopping as soon as a
+ * the same as `editDistance` of errors/did-you-mean.ts for the names that matter here, without its table, stopping as soon as a
  * row shows nothing within two.
  */
 function withinTwo(a: string, b: string): number {

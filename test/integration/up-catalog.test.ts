@@ -139,6 +139,19 @@ test(
     assert.ok(found.tools.length <= 3);
     const bad = await get(url, ADMIN, '/api/v1/tools?search=joke&limit=0');
     assert.equal(bad.status, 400);
+    const empty = await get(url, ADMIN, '/api/v1/tools?search=%20');
+    assert.equal(empty.status, 400);
+    assert.match(await empty.text(), /\?search= needs words/);
+    const badProfile = await get(url, ADMIN, '/api/v1/agent', {
+      method: 'POST',
+      body: JSON.stringify({ question: 'x', profile: 5 }),
+    });
+    assert.equal(badProfile.status, 400);
+    assert.match(
+      ((await badProfile.json()) as { error: { message: string } }).error.message,
+      /"profile" must be a profile id/,
+    );
+    assert.equal((await get(url, ADMIN, '/api/v1/tools?profile=nope')).status, 404);
     const listed = await runCli(
       ['tools', '--search', 'warehouse item 42', '--limit', '2', '--json', '--url', url],
       env(home, model.baseURL),
