@@ -15,4 +15,18 @@ export type {
 export { parseTopic, canonicalTopic, topicParts, defaultServiceQueues } from './topics.js';
 export type { TopicName } from './topics.js';
 export { MemoryBus } from './memory-bus.js';
+export { MemoryCallStore, DEFAULT_CALL_RESULT_TTL_MS } from './memory-call-store.js';
+export type { MemoryCallStoreOptions } from './memory-call-store.js';
+export { MemoryDurableQueue } from './memory-durable-queue.js';
+export { FINAL_CALL_STATUSES } from './durable.js';
+export type {
+  CallStatus,
+  CallRecord,
+  StoredCall,
+  CallStore,
+  DurableMessage,
+  DurableConsumeOptions,
+  DurableQueue,
+  DurableCalls,
+} from './durable.js';
 export type { MemoryBusOptions } from './memory-bus.js';

@@ -14,11 +14,19 @@ import type {
   SubscribeOptions,
 } from './message-bus.js';
 import { canonicalTopic } from './topics.js';
+import type { CallStore, DurableCalls } from './durable.js';
+import { MemoryCallStore } from './memory-call-store.js';
+import { MemoryDurableQueue } from './memory-durable-queue.js';
 
 /** Options of {@link MemoryBus}. */
 export interface MemoryBusOptions {
   /** Reports handler failures the bus absorbed. @default no hooks */
   hooks?: BusHooks;
+  /**
+   * Where durable calls keep their states and results (`toolbus up` gives a SQLite one, so `async`
+   * calls can be fetched after a restart). Not closed by the bus. @default a `MemoryCallStore`
+   */
+  callStore?: CallStore;
 }
 
 interface Subscriber {
@@ -95,9 +103,13 @@ export class MemoryBus implements MessageBus {
 
   /** Resolves (never rejects) once {@link close} has run. */
   readonly closed: Promise<void | Error>;
+  /** Durable calls in process: a queue in memory (no crash recovery) and `options.callStore`. */
+  readonly durable: DurableCalls;
+  readonly #queue = new MemoryDurableQueue();
 
   constructor(options: MemoryBusOptions = {}) {
     this.#hooks = { ...options.hooks };
+    this.durable = { queue: this.#queue, store: options.callStore ?? new MemoryCallStore() };
     this.closed = new Promise((resolve) => {
       this.#resolveClosed = resolve;
     });
@@ -192,6 +204,7 @@ export class MemoryBus implements MessageBus {
   close(): Promise<void> {
     if (!this.#closed) {
       this.#closed = true;
+      this.#queue.close();
       for (const entry of this.#topics.values()) {
         for (const sub of entry.broadcast) sub.active = false;
         for (const group of entry.groups.values()) for (const sub of group.members) sub.active = false;

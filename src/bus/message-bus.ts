@@ -4,6 +4,7 @@
  */
 import type { ToolbusError } from '../errors/index.js';
 import type { Hook } from '../tools/index.js';
+import type { DurableCalls } from './durable.js';
 
 /** Message properties: string keys and values (Pulsar properties, NATS headers). `id` correlates calls. */
 export type BusProperties = Readonly<Record<string, string>>;
@@ -92,4 +93,9 @@ export interface MessageBus {
    * as connected.
    */
   readonly connected?: boolean;
+  /**
+   * Durable calls on this bus: a work queue per service and a store of call states (see `durable.ts`).
+   * `MemoryBus` and `NatsBus` have it; a bus without it serves request/response only.
+   */
+  readonly durable?: DurableCalls;
 }

@@ -290,7 +290,7 @@ export interface DynamicToolServiceAnnounceOptions {
 /** Starts the announcer of a `DynamicToolService` from its queues and `announce` option. */
 export function startServiceAnnouncer(
   bus: MessageBus,
-  service: { id: string; requestQueue: string; responseQueue: string },
+  service: { id: string; requestQueue: string; responseQueue: string; delivery?: string },
   announce: DynamicToolServiceAnnounceOptions,
 ): Promise<Announcer> {
   const options: AnnouncerOptions = {
@@ -299,6 +299,8 @@ export function startServiceAnnouncer(
       'request-queue': service.requestQueue,
       'response-queue': service.responseQueue,
       'config-params': [...(announce.configParams ?? [])],
+      // Callers must enqueue, not publish: a durable service says so.
+      ...(service.delivery === 'durable' ? { delivery: 'durable' } : {}),
     },
     tools: announce.tools,
   };

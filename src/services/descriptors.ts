@@ -24,7 +24,16 @@ export interface ToolServiceDescriptor {
   responseQueue: string;
   /** `config-params`; `[]` when absent. */
   configParams: ToolServiceConfigParam[];
+  /**
+   * `delivery`: `request-response` (the seed's: at most once, nothing kept) or `durable` (a work queue:
+   * calls survive a dead replica, results are kept). @default 'request-response'
+   */
+  delivery: ToolServiceDelivery;
 }
+
+/** How calls reach a tool service (a descriptor's `delivery`). */
+export type ToolServiceDelivery = 'request-response' | 'durable';
+const DELIVERIES: readonly ToolServiceDelivery[] = ['request-response', 'durable'];
 
 /** The argument types a tool descriptor may declare. */
 export const ToolArgumentType = {
@@ -55,6 +64,11 @@ export interface ToolServiceToolDescriptor {
   service: string;
   arguments: ToolServiceToolArgument[];
   /**
+   * `idempotent`: repeating a call with the same idempotency key is safe, so a durable service answers a
+   * repeated key with the first call's outcome instead of running it again. @default false
+   */
+  idempotent: boolean;
+  /**
    * Every other key of the descriptor with its value: the config param values, and anything else (which
    * `createToolServiceTool` reports as a warning).
    */
@@ -71,6 +85,8 @@ export const TOOL_DESCRIPTOR_KEYS: readonly string[] = [
   // Whether calls need a person's approval, and words for search: read by the registry for every tool type.
   'approval',
   'tags',
+  // Read by durable tool services: a repeated idempotency key gets the first outcome.
+  'idempotent',
 ];
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -134,7 +150,19 @@ export function parseToolServiceDescriptor(value: unknown): ToolServiceDescripto
     seen.add(param.name);
     configParams.push(param);
   });
-  return { id: idValue, requestQueue, responseQueue, configParams };
+  const delivery = object['delivery'] ?? 'request-response';
+  if (typeof delivery !== 'string' || !DELIVERIES.includes(delivery as ToolServiceDelivery)) {
+    throw invalid(
+      `${where}: field 'delivery' must be "request-response" or "durable", got ${describe(delivery)}`,
+    );
+  }
+  return {
+    id: idValue,
+    requestQueue,
+    responseQueue,
+    configParams,
+    delivery: delivery as ToolServiceDelivery,
+  };
 }
 
 /**
@@ -207,11 +235,15 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
     seen.add(argName);
     return { name: argName, type: argType as ToolArgumentType, description: argDescription, required };
   });
+  const idempotent = object['idempotent'] ?? false;
+  if (typeof idempotent !== 'boolean') {
+    throw invalid(`${where}: field 'idempotent' must be a boolean, got ${describe(idempotent)}`);
+  }
   const values: Record<string, JsonValue> = {};
   for (const [key, v] of Object.entries(object)) {
     if (!TOOL_DESCRIPTOR_KEYS.includes(key)) setOwn(values, key, v);
   }
-  return { name, description, service, arguments: args, values };
+  return { name, description, service, arguments: args, idempotent, values };
 }
 
 /** The kebab-case JSON of a tool-service descriptor (the inverse of {@link parseToolServiceDescriptor}). */
@@ -221,6 +253,7 @@ export function formatToolServiceDescriptor(descriptor: ToolServiceDescriptor): 
     'request-queue': descriptor.requestQueue,
     'response-queue': descriptor.responseQueue,
     'config-params': descriptor.configParams.map((p) => ({ name: p.name, required: p.required })),
+    ...(descriptor.delivery === 'durable' ? { delivery: 'durable' } : {}),
   };
 }
 
@@ -231,6 +264,7 @@ export function formatToolServiceToolDescriptor(descriptor: ToolServiceToolDescr
     name: descriptor.name,
     description: descriptor.description,
     service: descriptor.service,
+    ...(descriptor.idempotent ? { idempotent: true } : {}),
     ...descriptor.values,
     arguments: descriptor.arguments.map((a): JsonObject => {
       const arg: JsonObject = { name: a.name, type: a.type, description: a.description };

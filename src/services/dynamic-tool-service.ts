@@ -3,13 +3,20 @@
  * (`rpc/rpc-server.ts`).
  */
 import { defaultServiceQueues, parseTopic } from '../bus/index.js';
-import type { BusMessage, BusProperties, MessageBus } from '../bus/index.js';
+import type { BusMessage, BusProperties, DurableCalls, DurableMessage, MessageBus } from '../bus/index.js';
 import { ToolbusError, numberOption } from '../errors/index.js';
 import { notifyHooks, type Hook } from '../tools/index.js';
 import { startServiceAnnouncer, type DynamicToolServiceAnnounceOptions } from './announcements.js';
+import type { ToolServiceDelivery } from './descriptors.js';
+import {
+  DEFAULT_DURABLE_ACK_WAIT_MS,
+  DEFAULT_DURABLE_MAX_ATTEMPTS,
+  DurableIntake,
+} from './durable-intake.js';
 import {
   RpcServer,
   RpcServerCall,
+  WireProperty,
   type RpcCallOwner,
   type RpcServerEvent,
   type RpcServerProtocol,
@@ -45,6 +52,12 @@ export interface ToolServiceInvokeContext {
   readonly traceparent: string | undefined;
   /** All properties of the request message. */
   readonly properties: BusProperties;
+  /** Which delivery of the call this is: 1, or more when a durable call came back after a dead replica. */
+  readonly attempt: number;
+  /** True when `attempt` > 1: an earlier run of this call may have done part of its work. */
+  readonly redelivered: boolean;
+  /** The call's idempotency key (the caller's, else the call id) on a durable service; else undefined. */
+  readonly idempotencyKey: string | undefined;
   /**
    * Sends one chunk of a streamed reply (`end_of_stream: false`) now. A string is sent as is, anything
    * else as JSON. The value `invoke` returns is sent last, with `end_of_stream: true`. Rejects with code
@@ -126,6 +139,27 @@ export interface DynamicToolServiceOptions {
    * start, as a heartbeat, and when a registry asks; say goodbye on stop. @default none
    */
   announce?: DynamicToolServiceAnnounceOptions;
+  /**
+   * `durable`: take calls from the bus's work queue for this request queue (`bus.durable`), ack them once
+   * their outcome is stored, and keep every state in the call store; a replica that dies mid-call has
+   * it redelivered to another after `ackWaitMs`. Callers must use a durable `ToolServiceClient` (a
+   * tool-service descriptor with `"delivery": "durable"`). @default 'request-response'
+   */
+  delivery?: ToolServiceDelivery;
+  /** Durable delivery only. @default none of these set */
+  durable?: DurableServiceOptions;
+}
+
+/** The `durable` option of {@link DynamicToolService}. */
+export interface DurableServiceOptions {
+  /** How long a call may go without a sign of life before another replica gets it. @default DEFAULT_DURABLE_ACK_WAIT_MS (30 000) */
+  ackWaitMs?: number;
+  /** Deliveries of one call at most. @default DEFAULT_DURABLE_MAX_ATTEMPTS (10) */
+  maxAttempts?: number;
+  /** Every call is idempotent: a repeated idempotency key gets the first outcome. @default false (the tool's `idempotent` says) */
+  idempotent?: boolean;
+  /** Something went wrong in the background (a store write); the call went on. @default ignored */
+  onProblem?: (message: string, error: unknown) => void;
 }
 
 /** Counters of a {@link DynamicToolService}, as returned by `stats()`. */
@@ -142,6 +176,7 @@ interface ResolvedOptions {
   invoke: ToolServiceInvoke | undefined;
   hooks: DynamicToolServiceHooks;
   now: () => number;
+  durable: DurableCalls | undefined;
 }
 
 /**
@@ -153,6 +188,8 @@ class ToolServiceCall extends RpcServerCall implements ToolServiceInvokeContext 
   readonly user: string;
   readonly config: Record<string, unknown>;
   readonly args: Record<string, unknown>;
+  readonly attempt: number;
+  readonly #durable: boolean;
 
   constructor(
     owner: RpcCallOwner,
@@ -161,11 +198,23 @@ class ToolServiceCall extends RpcServerCall implements ToolServiceInvokeContext 
     user: string,
     config: Record<string, unknown>,
     args: Record<string, unknown>,
+    durableAttempt: number | undefined,
   ) {
     super(owner, id, properties);
     this.user = user;
     this.config = config;
     this.args = args;
+    this.attempt = durableAttempt ?? 1;
+    this.#durable = durableAttempt !== undefined;
+  }
+
+  get redelivered(): boolean {
+    return this.attempt > 1;
+  }
+
+  get idempotencyKey(): string | undefined {
+    if (!this.#durable) return undefined;
+    return this.properties[WireProperty.IdempotencyKey] || this.id;
   }
 }
 
@@ -174,6 +223,7 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolServiceCall> {
   readonly name: string;
   /** Spans: `{request queue}/invoke`. */
   readonly method = 'invoke';
+  stopCode: 'cancelled' | 'unavailable' = 'cancelled';
   readonly #service: string;
   /** The hooks given at construction, then those added with {@link DynamicToolService.addHooks}. */
   readonly hookSets: DynamicToolServiceHooks[];
@@ -206,6 +256,8 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolServiceCall> {
       request.user,
       this.#decodeConfig(request.config),
       decodeEnvelopeObject(request.arguments, 'arguments'),
+      // Only a durable delivery has an attempt (and an idempotency key).
+      (message as Partial<DurableMessage>).attempt,
     );
   }
 
@@ -311,6 +363,7 @@ export class DynamicToolService {
   readonly #options: ResolvedOptions;
   readonly #server: RpcServer<ToolServiceCall>;
   readonly #protocol: ToolServiceProtocol;
+  readonly #intake: DurableIntake | undefined;
 
   /**
    * @throws ToolbusError `invalid-config` for a bad queue name, one topic for both queues, `concurrency` or
@@ -322,6 +375,13 @@ export class DynamicToolService {
     const announce = options.announce;
     const invoke: ToolServiceInvoke =
       resolved.invoke ?? ((user, config, args, context) => this.invoke(user, config, args, context));
+    const intake = resolved.durable
+      ? this.#durableIntake(resolved, resolved.durable, options.durable)
+      : undefined;
+    this.#intake = intake;
+    this.#protocol = new ToolServiceProtocol(resolved.id, resolved.hooks, invoke);
+    // A stop that cannot wait gives a durable call back to the queue (`unavailable`), not a failure.
+    if (intake) this.#protocol.stopCode = 'unavailable';
     this.#server = new RpcServer<ToolServiceCall>(
       {
         bus: resolved.bus,
@@ -339,9 +399,52 @@ export class DynamicToolService {
               },
             }
           : {}),
+        ...(intake
+          ? {
+              intake: (onRequest: (message: BusMessage) => void) => intake.subscribe(onRequest),
+              respond: (id: string, body: string, properties: BusProperties, last: boolean) =>
+                intake.respond(id, body, properties, last),
+            }
+          : {}),
       },
-      (this.#protocol = new ToolServiceProtocol(resolved.id, resolved.hooks, invoke)),
+      this.#protocol,
     );
+    intake?.bind(this.#server);
+  }
+
+  #durableIntake(
+    resolved: ResolvedOptions,
+    durable: DurableCalls,
+    options: DurableServiceOptions = {},
+  ): DurableIntake {
+    return new DurableIntake({
+      bus: resolved.bus,
+      durable,
+      requestQueue: resolved.requestQueue,
+      responseQueue: resolved.responseQueue,
+      group: resolved.group,
+      concurrency: resolved.concurrency,
+      ackWaitMs: numberOption(
+        'DynamicToolService',
+        'durable.ackWaitMs',
+        options.ackWaitMs,
+        DEFAULT_DURABLE_ACK_WAIT_MS,
+      ),
+      maxAttempts: numberOption(
+        'DynamicToolService',
+        'durable.maxAttempts',
+        options.maxAttempts,
+        DEFAULT_DURABLE_MAX_ATTEMPTS,
+        { integer: true },
+      ),
+      idempotent: options.idempotent === true,
+      onProblem: options.onProblem ?? (() => undefined),
+    });
+  }
+
+  /** How calls reach this service. */
+  get delivery(): ToolServiceDelivery {
+    return this.#intake ? 'durable' : 'request-response';
   }
 
   /**
@@ -396,6 +499,7 @@ export class DynamicToolService {
    * Idempotent.
    */
   stop(options: { signal?: AbortSignal } = {}): Promise<void> {
+    this.#intake?.stopping();
     return this.#server.stop(options);
   }
 
@@ -475,7 +579,26 @@ function resolveOptions(options: DynamicToolServiceOptions): ResolvedOptions {
     invoke: options.invoke,
     hooks: { ...options.hooks },
     now: options.now ?? Date.now,
+    durable: durableOption(options, id),
   };
+}
+
+/** The bus's durable calls, for a service that asked for them. */
+function durableOption(options: DynamicToolServiceOptions, id: string): DurableCalls | undefined {
+  const delivery: unknown = options.delivery ?? 'request-response';
+  if (delivery === 'request-response') return undefined;
+  if (delivery !== 'durable') {
+    throw new ToolbusError(
+      'invalid-config',
+      `tool service '${id}': option 'delivery' must be 'request-response' or 'durable', got ${JSON.stringify(delivery)}`,
+    );
+  }
+  if (options.bus.durable) return options.bus.durable;
+  throw new ToolbusError(
+    'invalid-config',
+    `tool service '${id}': delivery 'durable' needs a bus with durable calls (MemoryBus or NatsBus); ` +
+      `this bus has none ('durable' is undefined)`,
+  );
 }
 
 function stringify(value: unknown): string {

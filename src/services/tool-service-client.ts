@@ -2,8 +2,9 @@
  * @module `ToolServiceClient`: the caller side of the tool-service protocol, a codec over the RPC layer
  * (`rpc/rpc-client.ts`).
  */
-import { canonicalTopic } from '../bus/index.js';
-import type { BusMessage, BusProperties, MessageBus } from '../bus/index.js';
+import { randomUUID } from 'node:crypto';
+import { FINAL_CALL_STATUSES, canonicalTopic } from '../bus/index.js';
+import type { BusMessage, BusProperties, CallRecord, DurableCalls, MessageBus } from '../bus/index.js';
 import { ToolbusError, numberOption, type ToolbusErrorCode } from '../errors/index.js';
 import type { Attributes } from '@opentelemetry/api';
 import { ToolError, TraceAttribute, notifyHooks, type Hook } from '../tools/index.js';
@@ -11,6 +12,9 @@ import {
   RpcClient,
   RpcClientCall,
   StreamCall,
+  WireProperty,
+  cancelReasonOf,
+  cancelTopicOf,
   type DroppedResponseReason,
   type RpcClientProtocol,
 } from './rpc/index.js';
@@ -19,6 +23,7 @@ import {
   checkQueuePair,
   decodeResponse,
   encodeRequest,
+  encodeResponse,
   fromWireError,
   type ToolServiceResponse,
 } from './wire.js';
@@ -64,6 +69,12 @@ export interface ToolServiceClientOptions {
   hooks?: ToolServiceClientHooks;
   /** The clock used for the `deadline` property, in epoch milliseconds. @default Date.now */
   now?: () => number;
+  /**
+   * `durable`: calls are enqueued on the bus's work queue for the service (`bus.durable`), so they wait
+   * for a replica, survive a dead one, and leave their outcome in the call store ({@link
+   * ToolServiceClient.result}). The service must be durable too. @default 'request-response'
+   */
+  delivery?: 'request-response' | 'durable';
 }
 
 /** Options of one {@link ToolServiceClient.call} or {@link ToolServiceClient.stream}. */
@@ -80,8 +91,23 @@ export interface ToolServiceCallOptions {
   deadline?: number;
   /** Extra message properties, e.g. `{ traceparent }`. `id` and `deadline` are set by the client. @default none */
   properties?: BusProperties;
-  /** Names the tool in errors (`ToolError.toolName`). @default undefined */
+  /** Names the tool in errors (`ToolError.toolName`), and in a durable call's state. @default undefined */
   toolName?: string;
+  /** Durable calls: the call id, when the caller picks it (unique; e.g. to find it again). @default generated */
+  id?: string;
+  /**
+   * Durable calls: the idempotency key. A service whose tool is `idempotent` answers a repeated key with
+   * the first call's outcome. @default the call id
+   */
+  idempotencyKey?: string;
+  /** Durable calls: the tool declares that repeating a key is safe. @default false */
+  idempotent?: boolean;
+}
+
+/** Options of {@link ToolServiceClient.start}. */
+export interface ToolServiceStartOptions extends Omit<ToolServiceCallOptions, 'signal' | 'deadline'> {
+  /** Gives up after this long (the service answers `deadline-exceeded`). @default none: the task runs until done */
+  timeoutMs?: number;
 }
 
 /** Counters of a {@link ToolServiceClient}. */
@@ -127,6 +153,11 @@ class Rejection {
 /** A `call()`: collects the chunks and settles its promise. */
 class CollectCall extends RpcClientCall<ToolServiceResponse> {
   readonly toolName: string | undefined;
+  /** Characters received so far (a durable call's stored result is read past them). */
+  received = 0;
+  /** Durable calls: when the store is next asked for this call's outcome (epoch ms), and how often. */
+  checkAt = 0;
+  checkEvery = 0;
   #resolve: (result: string | Rejection) => void = ignore;
   /** The response text so far: one chunk, or several once a reply streams. */
   #text: string | string[] | undefined = undefined;
@@ -144,6 +175,7 @@ class CollectCall extends RpcClientCall<ToolServiceResponse> {
 
   receive(response: ToolServiceResponse, last: boolean): void {
     const text = response.response;
+    this.received += text.length;
     const sofar = this.#text;
     if (sofar === undefined) this.#text = text;
     else if (typeof sofar === 'string') this.#text = [sofar, text];
@@ -164,6 +196,9 @@ function ignore(): void {}
 /** A `stream()`: yields each non-empty chunk. */
 class ToolStreamCall extends StreamCall<ToolServiceResponse, string> {
   readonly toolName: string | undefined;
+  received = 0;
+  checkAt = 0;
+  checkEvery = 0;
 
   constructor(
     rpc: RpcClient<ToolServiceResponse, ToolCall>,
@@ -176,6 +211,7 @@ class ToolStreamCall extends StreamCall<ToolServiceResponse, string> {
   }
 
   receive(response: ToolServiceResponse, last: boolean): void {
+    this.received += response.response.length;
     this.push(response.response === '' ? undefined : response.response, last);
   }
 
@@ -264,6 +300,12 @@ export class ToolServiceClient {
   readonly #timeoutMs: number;
   readonly #maxBufferedChunks: number;
   readonly #rpc: RpcClient<ToolServiceResponse, ToolCall>;
+  readonly #bus: MessageBus;
+  /** The bus's durable calls, when this client's delivery is durable. */
+  readonly #durable: DurableCalls | undefined;
+  /** Asks the store for the outcome of durable calls whose response may have been lost (a broker restart). */
+  #checkTimer: ReturnType<typeof setInterval> | undefined;
+  #checking = false;
 
   /**
    * @throws ToolbusError `invalid-config` for a bad queue name, one topic for both queues, or a bad
@@ -285,11 +327,34 @@ export class ToolServiceClient {
       { integer: true },
     );
     const hooks = { ...options.hooks };
+    this.#bus = bus;
+    const delivery: unknown = options.delivery ?? 'request-response';
+    if (delivery !== 'request-response' && delivery !== 'durable') {
+      throw new ToolbusError(
+        'invalid-config',
+        `tool service client of '${service}': option 'delivery' must be 'request-response' or 'durable', got ${JSON.stringify(delivery)}`,
+      );
+    }
+    if (delivery === 'durable' && bus.durable === undefined) {
+      throw new ToolbusError(
+        'invalid-config',
+        `tool service client of '${service}': delivery 'durable' needs a bus with durable calls (MemoryBus or NatsBus)`,
+      );
+    }
+    const durable = delivery === 'durable' ? bus.durable : undefined;
+    this.#durable = durable;
+    const requestQueue = options.requestQueue;
     this.#rpc = new RpcClient<ToolServiceResponse, ToolCall>(
       bus,
       {
-        requestQueue: options.requestQueue,
+        requestQueue,
         responseQueue: options.responseQueue,
+        ...(durable
+          ? {
+              send: (body: string, properties: BusProperties) =>
+                durable.queue.enqueue(requestQueue, body, properties, { dedupeId: properties['id']! }),
+            }
+          : {}),
         ...(options.now ? { now: options.now } : {}),
         ...(hooks.onDroppedResponse
           ? { onDropped: (id, reason) => notifyHooks(hooks.onDroppedResponse, { service, id, reason }) }
@@ -297,6 +362,11 @@ export class ToolServiceClient {
       },
       new ToolClientProtocol(service),
     );
+  }
+
+  /** How calls reach the service. */
+  get delivery(): 'request-response' | 'durable' {
+    return this.#durable ? 'durable' : 'request-response';
   }
 
   /** The request queue as given. */
@@ -378,11 +448,220 @@ export class ToolServiceClient {
   }
 
   /**
+   * Starts a durable call and resolves with its id as soon as it is queued, without waiting for it: its
+   * progress and outcome are read later with {@link result} or {@link watch} (from any process on the
+   * same bus), and {@link cancel} stops it.
+   * @throws ToolbusError `unsupported` unless the client is durable; `usage` when `options.id` was used.
+   */
+  async start(
+    user: string,
+    config: Record<string, unknown> | string,
+    args: Record<string, unknown> | string,
+    options: ToolServiceStartOptions = {},
+  ): Promise<string> {
+    const durable = this.#requireDurable('start');
+    const id = options.id ?? randomUUID();
+    const body = encodeRequest({
+      user,
+      config: typeof config === 'string' ? config : JSON.stringify(config),
+      arguments: typeof args === 'string' ? args : JSON.stringify(args),
+    });
+    const now = Date.now();
+    const record: CallRecord = {
+      id,
+      service: this.#service,
+      status: 'queued',
+      attempt: 0,
+      idempotencyKey: options.idempotencyKey ?? id,
+      chunks: [],
+      chunkCount: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (options.toolName !== undefined) record.tool = options.toolName;
+    if (user !== '') record.user = user;
+    // Stored first, so the call can be read (`queued`) the moment its id is known.
+    if ((await durable.store.put(record, 0)) === undefined) {
+      throw new ToolError('usage', `tool service '${this.#service}': call id '${id}' is already taken`, {
+        toolName: options.toolName,
+      });
+    }
+    const properties: Record<string, string> = {
+      ...options.properties,
+      ...this.#durableProperties(options),
+      [WireProperty.Id]: id,
+      [WireProperty.Task]: '1',
+    };
+    if (options.timeoutMs !== undefined) {
+      const timeoutMs = checkTimeout(options.timeoutMs, this.#timeoutMs);
+      properties[WireProperty.Deadline] = String(Math.floor(Date.now() + timeoutMs));
+    }
+    try {
+      await durable.queue.enqueue(this.#requestQueue, body, properties, { dedupeId: id });
+    } catch (error) {
+      const failed: CallRecord = {
+        ...record,
+        status: 'failed',
+        error: { type: 'unavailable', message: `the call could not be queued: ${errorText(error)}` },
+        updatedAt: Date.now(),
+      };
+      await durable.store.put(failed, 1).catch(() => undefined);
+      throw new ToolError('unavailable', `tool service '${this.#service}': ${failed.error!.message}`, {
+        cause: error,
+        toolName: options.toolName,
+      });
+    }
+    return id;
+  }
+
+  /**
+   * The state of durable call `callId` as its store keeps it: `queued`, `running` (with the chunks so
+   * far), or final with its `response` or `error`; undefined when the store has no such call (never
+   * made, or older than the store's TTL). Any process on the same bus can read it.
+   * @throws ToolbusError `unsupported` on a bus without durable calls.
+   */
+  async result(callId: string): Promise<CallRecord | undefined> {
+    return (await this.#store('result').get(callId))?.record;
+  }
+
+  /**
+   * Yields the state of durable call `callId` now and after every change, until it is final or `signal`
+   * aborts.
+   */
+  async *watch(callId: string, options: { signal?: AbortSignal } = {}): AsyncIterable<CallRecord> {
+    const store = this.#store('watch');
+    for await (const stored of store.watch(callId, options.signal ?? new AbortController().signal)) {
+      yield stored.record;
+    }
+  }
+
+  /**
+   * Cancels durable call `callId`: a queued call ends `cancelled` at once; a running one is told to stop
+   * (its replica answers `cancelled`). Resolves with the state after the request, or undefined when the
+   * store has no such call. A final call is left as it is.
+   */
+  async cancel(callId: string, reason = 'cancelled by the caller'): Promise<CallRecord | undefined> {
+    const store = this.#store('cancel');
+    for (let tries = 0; tries < 8; tries++) {
+      const stored = await store.get(callId);
+      if (stored === undefined) return undefined;
+      const record = stored.record;
+      if (FINAL_CALL_STATUSES.has(record.status)) return record;
+      const next: CallRecord = { ...record, cancelRequested: true, updatedAt: Date.now() };
+      if (record.status === 'queued') {
+        next.status = 'cancelled';
+        next.error = {
+          type: 'cancelled',
+          message: `call '${callId}' was cancelled before it ran: ${reason}`,
+        };
+      }
+      if ((await store.put(next, stored.revision)) === undefined) continue;
+      if (next.status === 'running') {
+        await this.#bus
+          .publish(cancelTopicOf(this.#requestQueue), '', {
+            [WireProperty.Id]: callId,
+            [WireProperty.Cancel]: cancelReasonOf(reason),
+          })
+          .catch(() => undefined);
+      }
+      return next;
+    }
+    throw new ToolbusError('store-error', `call '${callId}': its state kept changing; try again`);
+  }
+
+  /**
    * Stops listening; pending calls reject with `cancelled` and the services are told to stop them.
    * Idempotent.
    */
   close(): Promise<void> {
+    clearInterval(this.#checkTimer);
+    this.#checkTimer = undefined;
     return this.#rpc.close('cancelled');
+  }
+
+  #requireDurable(what: string): DurableCalls {
+    if (this.#durable) return this.#durable;
+    throw new ToolbusError(
+      'unsupported',
+      `tool service '${this.#service}': ${what}() needs durable delivery (a tool-service descriptor with "delivery": "durable")`,
+    );
+  }
+
+  #store(what: string): DurableCalls['store'] {
+    const store = this.#durable?.store ?? this.#bus.durable?.store;
+    if (store) return store;
+    throw new ToolbusError(
+      'unsupported',
+      `tool service '${this.#service}': ${what}() needs a bus with durable calls`,
+    );
+  }
+
+  /** The request properties only a durable call carries (none for request/response: the wire is unchanged). */
+  #durableProperties(options: ToolServiceCallOptions): Record<string, string> {
+    const properties: Record<string, string> = {};
+    if (options.idempotencyKey !== undefined)
+      properties[WireProperty.IdempotencyKey] = options.idempotencyKey;
+    if (options.idempotent === true) properties[WireProperty.Idempotent] = 'true';
+    if (options.toolName !== undefined) properties[WireProperty.Tool] = options.toolName;
+    return properties;
+  }
+
+  /**
+   * Durable calls in flight longer than a second are looked up in the store now and then: a response
+   * published while this client was cut off from the broker is lost, but the outcome is kept there.
+   */
+  #watchStored(call: ToolCall): void {
+    call.checkEvery = STORED_CHECK_FIRST_MS;
+    call.checkAt = Date.now() + STORED_CHECK_FIRST_MS;
+    this.#checkTimer ??= setInterval(() => void this.#checkStored(), STORED_CHECK_TICK_MS);
+    this.#checkTimer.unref?.();
+  }
+
+  async #checkStored(): Promise<void> {
+    if (this.#checking) return;
+    this.#checking = true;
+    try {
+      await this.#checkStoredOnce();
+    } finally {
+      this.#checking = false;
+    }
+  }
+
+  async #checkStoredOnce(): Promise<void> {
+    const store = this.#durable?.store;
+    if (store === undefined || this.#rpc.pendingCount === 0) {
+      clearInterval(this.#checkTimer);
+      this.#checkTimer = undefined;
+      return;
+    }
+    const now = Date.now();
+    const due = [...this.#rpc.pendingCalls()].filter((call) => call.checkAt <= now);
+    for (const call of due) {
+      // Less often as a call ages: a long call is looked up every 10 s at most.
+      call.checkEvery = Math.min(STORED_CHECK_MAX_MS, call.checkEvery * 2);
+      call.checkAt = now + call.checkEvery;
+      const stored = await store.get(call.id).catch(() => undefined);
+      const record = stored?.record;
+      if (record === undefined || !FINAL_CALL_STATUSES.has(record.status)) continue;
+      const body =
+        record.status === 'completed'
+          ? encodeResponse({
+              error: null,
+              response: (record.response ?? '').slice(call.received),
+              end_of_stream: true,
+            })
+          : encodeResponse({
+              error: record.error ?? { type: WireErrorType.ToolServiceError, message: 'the call failed' },
+              response: '',
+              end_of_stream: true,
+            });
+      this.#rpc.deliver({
+        topic: this.#responseQueue,
+        body: new TextEncoder().encode(body),
+        text: body,
+        properties: { [WireProperty.Id]: call.id },
+      });
+    }
   }
 
   /** Alias of {@link close}. */
@@ -418,13 +697,27 @@ export class ToolServiceClient {
       );
       return;
     }
+    const durable = this.#durable !== undefined;
     this.#rpc.start(call, body, {
       signal: options.signal,
       timeoutMs: options.timeoutMs ?? this.#timeoutMs,
       deadline: options.deadline,
-      properties: options.properties,
+      properties: durable
+        ? { ...options.properties, ...this.#durableProperties(options) }
+        : options.properties,
+      id: durable ? options.id : undefined,
     });
+    if (durable && this.#rpc.pendingCount > 0) this.#watchStored(call);
   }
+}
+
+/** When a durable call in flight is first looked up in the store, and how often the lookups are due. */
+const STORED_CHECK_FIRST_MS = 1_000;
+const STORED_CHECK_TICK_MS = 500;
+const STORED_CHECK_MAX_MS = 10_000;
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** A positive, finite number of milliseconds: a remote call always has a timer. */

@@ -10,6 +10,10 @@
  * | `traceparent` | request, responses | optional: W3C trace context, echoed                                  |
  * | `tracestate`  | request, responses | optional: W3C trace context vendor state, echoed                     |
  * | `cancel`      | control message    | optional: the reason (free text) on a cancellation message           |
+ * | `idempotency-key` | durable request | optional: the caller's idempotency key (else the `id`)              |
+ * | `idempotent`  | durable request    | optional: `true` when the tool declares repeating a key is safe      |
+ * | `task`        | durable request    | optional: `1` when the caller left (an async task) and its state was stored first |
+ * | `tool`        | durable request    | optional: the tool's name, kept with the call's state                 |
  *
  * Cancellation: the caller publishes `{ id, cancel }` with an empty body on the control topic of the
  * request queue ({@link cancelTopicOf}); every replica listens to it without a group, so the one running
@@ -26,6 +30,10 @@ export const WireProperty = {
   Traceparent: 'traceparent',
   Tracestate: 'tracestate',
   Cancel: 'cancel',
+  IdempotencyKey: 'idempotency-key',
+  Idempotent: 'idempotent',
+  Task: 'task',
+  Tool: 'tool',
 } as const;
 /** One of {@link WireProperty}'s values. */
 export type WireProperty = (typeof WireProperty)[keyof typeof WireProperty];

@@ -105,6 +105,12 @@ export interface RpcClientOptions {
   now?: () => number;
   /** A response matched no pending call of this client and was dropped. @default none */
   onDropped?: (id: string | undefined, reason: DroppedResponseReason) => void;
+  /**
+   * Sends a request instead of publishing it on the request queue (a durable call enqueues it). A
+   * rejection fails the call as `unavailable` (or with the error's own `too-large`/`invalid-request`).
+   * @default a bus publish that fails fast when nobody is subscribed
+   */
+  send?: (body: string, properties: BusProperties) => Promise<void>;
 }
 
 /** Options of one {@link RpcClient.start}. */
@@ -113,6 +119,8 @@ export interface RpcCallOptions {
   signal?: AbortSignal | undefined;
   /** The call's own timeout in ms; `Infinity` for none. */
   timeoutMs: number;
+  /** The correlation id, when the caller chose one (unique, e.g. a task id). @default generated */
+  id?: string | undefined;
   /** The caller's absolute deadline (epoch ms): the call's budget ends there if that is sooner. */
   deadline?: number | undefined;
   /** Extra message properties; `id` and `deadline` are set by the client. */
@@ -149,6 +157,7 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
   readonly #cancelTopic: string;
   readonly #now: () => number;
   readonly #onDropped: RpcClientOptions['onDropped'];
+  readonly #sendRequest: RpcClientOptions['send'];
   readonly #prefix: string;
   #seq = 0;
   readonly #pending = new Map<string, Call>();
@@ -189,6 +198,7 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
     this.#cancelTopic = cancelTopicOf(options.requestQueue);
     this.#now = options.now ?? Date.now;
     this.#onDropped = options.onDropped;
+    this.#sendRequest = options.send;
     this.#prefix = `${randomUUID().replaceAll('-', '').slice(0, 16)}-`;
     this.#spanTarget = { service: canonicalTopic(options.requestQueue), method: protocol.method ?? 'call' };
   }
@@ -196,6 +206,19 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
   /** Calls waiting for their last response. */
   get pendingCount(): number {
     return this.#pending.size;
+  }
+
+  /** The calls waiting for their last response now. */
+  pendingCalls(): IterableIterator<Call> {
+    return this.#pending.values();
+  }
+
+  /**
+   * Handles a response that came another way than the response queue (a durable call's result read
+   * from its store), as if it had arrived there.
+   */
+  deliver(message: BusMessage): void {
+    this.#onResponse(message);
   }
 
   /**
@@ -222,9 +245,13 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
     }
     const budgetMs = deadline - now;
     const seq = ++this.#seq;
-    const id = this.#prefix + seq.toString(36);
+    const id = options.id ?? this.#prefix + seq.toString(36);
     call.seq = seq;
     call.id = id;
+    if (options.id !== undefined && this.#pending.has(id)) {
+      call.fail(protocol.error('usage', `${protocol.name}: call '${id}' is already in flight`, call));
+      return;
+    }
     if (!(budgetMs > 0)) {
       this.counters.timedOut++;
       call.fail(
@@ -315,6 +342,14 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
   #send(call: Call, body: string, properties: BusProperties): void {
     this.counters.sent++;
     call.flags |= SENT;
+    if (this.#sendRequest) {
+      const id = call.id;
+      this.#sendRequest(body, properties).catch((error: unknown) => {
+        const pending = this.#pending.get(id);
+        if (pending !== undefined) this.#unavailable(pending, error);
+      });
+      return;
+    }
     const onUnavailable = this.#unavailableHandler(call.id);
     const sent = this.#bus.publish(this.#requestQueue, body, properties, { onUnavailable });
     if (!this.#fulfilled.known(sent)) sent.catch(onUnavailable);

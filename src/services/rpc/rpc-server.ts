@@ -114,6 +114,17 @@ export interface RpcServerOptions {
    * @default none
    */
   attach?: () => Promise<() => Promise<void>>;
+  /**
+   * Takes requests another way than a bus subscription in {@link group} (a durable service consumes its
+   * work queue): calls `onRequest` once per request. Its subscription ends first on stop.
+   * @default `bus.subscribe(requestQueue, …, { group })`
+   */
+  intake?: (onRequest: (message: BusMessage) => void) => Promise<BusSubscription>;
+  /**
+   * Sends a response (`last` for the one that ends a call) instead of publishing it on the response
+   * queue (a durable service stores it first). @default `bus.publish(responseQueue, …)`
+   */
+  respond?: (id: string, body: string, properties: BusProperties, last: boolean) => Promise<void>;
 }
 
 /** Counters of an {@link RpcServer}. */
@@ -331,6 +342,8 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
   readonly #concurrency: number;
   readonly #maxQueued: number;
   readonly #attach: (() => Promise<() => Promise<void>>) | undefined;
+  readonly #intake: RpcServerOptions['intake'];
+  readonly #respond: RpcServerOptions['respond'];
   /** The clock for deadlines, in epoch milliseconds. */
   readonly now: () => number;
   readonly #running = new Map<string, Call>();
@@ -372,6 +385,8 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
     this.#concurrency = options.concurrency;
     this.#maxQueued = options.maxQueued;
     this.#attach = options.attach;
+    this.#intake = options.intake;
+    this.#respond = options.respond;
     this.now = options.now ?? Date.now;
     this.#spanTarget = { service: canonicalTopic(options.requestQueue), method: protocol.method ?? 'call' };
   }
@@ -439,16 +454,18 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#bus.publish(this.#responseQueue, body, echoPropertiesOf(id, properties));
+    const echo = echoPropertiesOf(id, properties);
+    if (this.#respond) return this.#respond(id, body, echo, false);
+    return this.#bus.publish(this.#responseQueue, body, echo);
   }
 
   async #subscribe(attempt: StartAttempt): Promise<void> {
     const bus = this.#bus;
     this.#cancels = await bus.subscribe(this.#cancelTopic, (m) => this.#onCancel(m));
     try {
-      this.#requests = await bus.subscribe(this.#requestQueue, (m) => this.#onRequest(m), {
-        group: this.#group,
-      });
+      this.#requests = this.#intake
+        ? await this.#intake((m) => this.#onRequest(m))
+        : await bus.subscribe(this.#requestQueue, (m) => this.#onRequest(m), { group: this.#group });
       if (this.#attach && !attempt.abandoned) this.#detach = await this.#attach();
     } catch (error) {
       await this.#requests?.unsubscribe().catch(() => undefined);
@@ -506,17 +523,24 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
 
   #onCancel(message: BusMessage): void {
     const id = readId(message.properties);
-    if (id === undefined) return;
+    if (id !== undefined) this.cancel(id, readCancelReason(message.properties));
+  }
+
+  /**
+   * Cancels call `id` if it is running or queued here, as a cancellation message from its caller
+   * would. Returns whether it was.
+   */
+  cancel(id: string, why?: string): boolean {
     const running = this.#running.get(id);
     const queued = running ? undefined : this.#queuedById.get(id);
-    if (!running && !queued) return;
-    const why = readCancelReason(message.properties);
+    if (!running && !queued) return false;
     const reason = new ToolbusError(
       'cancelled',
       `${this.#protocol.label(id)} was cancelled by the caller${why ? `: ${why}` : ''}`,
     );
     if (running) abortCall(running, reason);
     else if (queued) this.#dropQueued(queued, reason);
+    return true;
   }
 
   #onRequest(message: BusMessage): void {
@@ -739,7 +763,9 @@ export class RpcServer<Call extends RpcServerCall> implements RpcCallOwner {
    * a short error instead, so the caller learns why at once rather than at its timeout.
    */
   #publish(id: string, body: string, properties: BusProperties, result: boolean): void {
-    const sent = this.#bus.publish(this.#responseQueue, body, properties);
+    const sent = this.#respond
+      ? this.#respond(id, body, properties, true)
+      : this.#bus.publish(this.#responseQueue, body, properties);
     if (this.#fulfilled.known(sent)) return;
     sent.catch((error: unknown) => {
       this.#protocol.report?.({ type: 'publish-error', id, error });
