@@ -3,9 +3,9 @@
  * environment. The only place that picks a backend; leaves are loaded lazily so `toolbus config` on a
  * SQLite file never loads the NATS client.
  */
-import { isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { importLeaf } from './import-leaf.js';
-import type { MessageBus } from '../bus/index.js';
+import type { CallStore, MessageBus } from '../bus/index.js';
 import type { NatsBusStatus } from '../bus/nats/index.js';
 import { MemoryBus } from '../bus/index.js';
 import type { ConfigStore } from '../config/index.js';
@@ -107,6 +107,30 @@ export async function openConfigStore(flags: ConnectFlags, io: CliIO): Promise<C
   }
   const { SqliteConfigStore } = await importLeaf('sqlite', () => import('../config/sqlite/index.js'));
   return new SqliteConfigStore({ path: configStorePath(flags, io) });
+}
+
+/**
+ * Where an embedded `toolbus up` keeps durable call states and async results: beside the config file,
+ * `config.db` → `config.calls.db`.
+ */
+export function callStorePath(flags: ConnectFlags, io: Pick<CliIO, 'env' | 'cwd'>): string {
+  const config = configStorePath(flags, io);
+  const ext = extname(config);
+  return join(dirname(config), `${basename(config, ext)}.calls${ext || '.db'}`);
+}
+
+/**
+ * The memory bus of an embedded `toolbus up`, whose durable calls keep their states in the SQLite file
+ * {@link callStorePath} names (so an async call's result is there after a restart). Closing the bus
+ * leaves the store open: close it too.
+ */
+export async function openEmbeddedBus(
+  flags: ConnectFlags,
+  io: CliIO,
+): Promise<{ bus: MessageBus; callStore: CallStore }> {
+  const { SqliteCallStore } = await importLeaf('sqlite', () => import('../config/sqlite/index.js'));
+  const callStore = new SqliteCallStore({ path: callStorePath(flags, io) });
+  return { bus: new MemoryBus({ callStore }), callStore };
 }
 
 /** The NATS URL {@link openBus} connects to: `--nats`, else `$TOOLBUS_NATS`; undefined for a memory bus. */

@@ -20,10 +20,10 @@ import { ToolRegistry, configAllowlistFromEnv } from '../registry/index.js';
 import type { AgentClient, AgentStreamEvent } from '../agents/index.js';
 import { approvalFromJson, RunStore } from '../runs/index.js';
 import type { JsonValue } from '../schema/index.js';
-import type { DynamicToolService } from '../services/index.js';
+import { CallTasks, type DynamicToolService } from '../services/index.js';
 import type { McpBridgeTools, McpHttpHandler } from '../adapters/mcp/index.js';
 import { ToolbusMetrics } from '../observability/index.js';
-import { busNatsUrl, openBus, openConfigStore, describeStore } from './connect.js';
+import { busNatsUrl, openBus, openConfigStore, openEmbeddedBus, describeStore } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
 import { importLeaf } from './import-leaf.js';
 import { logBusStatus, logDenied, logRegistry, logServiceErrors, type CliLogger } from './logger.js';
@@ -246,8 +246,19 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     const flags = { nats: options.nats, store: options.store, natsSecurity: options.natsSecurity };
     const busNats = busNatsUrl(flags, io); // the bus openBus picks, so the banner names it
     const logger = options.logger;
-    const bus = await openBus(flags, io, logger ? logBusStatus(logger, 'the bus') : undefined);
+    let bus: MessageBus;
+    if (busNats) {
+      bus = await openBus(flags, io, logger ? logBusStatus(logger, 'the bus') : undefined);
+    } else {
+      const embedded = await openEmbeddedBus(flags, io);
+      cleanups.push(() => embedded.callStore.close());
+      bus = embedded.bus;
+    }
     cleanups.push(() => bus.close());
+    // Async calls (`?async=1`, `toolbus call --async`): their states in the bus's call store. Closed
+    // before the bus: tasks still running in this process are stored as failed, not left `running`.
+    const calls = new CallTasks(bus);
+    cleanups.push(() => calls.close());
     const metrics = new ToolbusMetrics();
     metrics.observeBus(bus);
     const store = await openConfigStore(flags, io);
@@ -395,6 +406,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       ...(audit ? { audit: audit.log } : {}),
       mcpHandler: mcp.handle,
       metrics: () => metrics.scrape(),
+      calls,
     });
     cleanups.push(() => gateway.close());
 

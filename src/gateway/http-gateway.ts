@@ -33,6 +33,8 @@ import { AccessPolicy, policyTools, type AccessDeniedEvent, type Principal } fro
 import { requirePermission, userOf } from './route-access.js';
 import { handleConfigItem, listConfigType } from './config-routes.js';
 import { findRoute, type Route } from './route-table.js';
+import { cancelCall, getCall, streamCallEvents } from './call-routes.js';
+import type { CallTasks } from '../services/index.js';
 import { HttpError, methodNotAllowed, sendError, sendJson, statusForCode } from './http-error.js';
 import { createRequestGuard, isLoopbackHost, preflightHeaders } from './request-guard.js';
 import { discardBody, isJsonMediaType, parseJsonText, readBody } from './request-body.js';
@@ -173,6 +175,11 @@ export interface GatewayOptions {
    * the `toolbus-run` header. @default none (404 on those routes)
    */
   runs?: RunStore;
+  /**
+   * Tool calls started with `POST /api/v1/tools/{name}/invoke?async=1`, whose states are served at
+   * `/api/v1/calls/{id}` (`new CallTasks(bus)`: kept in the bus's call store). @default none (404)
+   */
+  calls?: CallTasks;
   /** Let the principal that started a run decide its approvals. @default false */
   allowSelfApproval?: boolean;
   /** The default `user` for agent and tool calls without one. @default 'anonymous' */
@@ -277,6 +284,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   const policy =
     options.policy ?? new AccessPolicy(token === undefined ? { open: true } : { adminToken: token });
+  const callRoutes = { tasks: options.calls, policy, defaultUser, heartbeatMs };
   const toolRoutes = {
     tools: options.tools,
     profiles: options.profiles,
@@ -284,6 +292,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     toolTimeoutMs,
     refresh: options.refresh,
     policy,
+    calls: callRoutes,
   };
   const runRoutes = {
     runs: options.runs,
@@ -402,6 +411,21 @@ export function createGateway(options: GatewayOptions): Gateway {
       path: /^\/api\/v1\/tools\/([^/]+)\/invoke$/,
       methods: ['POST'],
       handle: (ctx, [name]) => handleToolInvoke(ctx, toolRoutes, decodePathPart(name!)),
+    },
+    {
+      path: /^\/api\/v1\/calls\/([^/]+)$/,
+      methods: ['GET'],
+      handle: (ctx, [id]) => getCall(ctx, callRoutes, decodePathPart(id!)),
+    },
+    {
+      path: /^\/api\/v1\/calls\/([^/]+)\/events$/,
+      methods: ['GET'],
+      handle: (ctx, [id]) => streamCallEvents(ctx, callRoutes, decodePathPart(id!)),
+    },
+    {
+      path: /^\/api\/v1\/calls\/([^/]+)\/cancel$/,
+      methods: ['POST'],
+      handle: (ctx, [id]) => cancelCall(ctx, callRoutes, decodePathPart(id!)),
     },
     { path: /^\/api\/v1\/agent$/, methods: ['POST'], handle: (ctx) => handleAgentRoute(ctx, agentRoute) },
     { path: /^\/api\/v1\/approvals$/, methods: ['GET'], handle: (ctx) => listApprovals(ctx, runRoutes) },

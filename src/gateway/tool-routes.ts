@@ -4,6 +4,7 @@
 import { MAX_SEARCH_LIMIT, searchTools } from '../tools/index.js';
 import type { ObservableToolProvider, Tool } from '../tools/index.js';
 import type { AccessPolicy, Principal } from '../policy/index.js';
+import { startAsyncInvoke, type CallRouteOptions } from './call-routes.js';
 import { HttpError, sendJson } from './http-error.js';
 import { headerValue, type RouteContext } from './route-context.js';
 import { admitCall, requirePermission, requireTool, userOf } from './route-access.js';
@@ -25,6 +26,8 @@ export interface ToolRoutesOptions {
   refresh: (() => Promise<void>) | undefined;
   /** Who may list and call which tools, as whom and how often. */
   policy: AccessPolicy;
+  /** Calls started with `?async=1` and read at `/api/v1/calls/{id}`. */
+  calls: CallRouteOptions;
 }
 
 /**
@@ -139,6 +142,12 @@ export async function handleToolInvoke(
   const user = userOf(ctx, policy, principal, options.defaultUser);
   requireTool(ctx, policy, principal, name);
   const tools = requestTools(ctx, options, principal);
+  const async = ctx.url.searchParams.get('async');
+  if (async !== null && async !== '0' && async !== 'false') {
+    const caller = callerOf(ctx, principal.name);
+    await startAsyncInvoke(ctx, options.calls, tools, name, { principal, user, caller });
+    return;
+  }
   const text = await ctx.readText();
   const release = admitCall(ctx, policy, principal, name);
   let result;

@@ -20,6 +20,7 @@ describe('tool-service descriptors', () => {
     assert.deepEqual(parseToolServiceDescriptor(example('joke-service.json')), {
       id: 'joke-service',
       requestQueue: 'non-persistent://tg/request/joke',
+      delivery: 'request-response',
       responseQueue: 'non-persistent://tg/response/joke',
       configParams: [{ name: 'style', required: false }],
     });
@@ -37,6 +38,16 @@ describe('tool-service descriptors', () => {
 
   test('rejects malformed service descriptors with precise messages', () => {
     assert.throws(() => parseToolServiceDescriptor(null), invalid(/must be a JSON object, got null/));
+    assert.throws(
+      () =>
+        parseToolServiceDescriptor({
+          id: 'x',
+          'request-queue': 'request:tg:x',
+          'response-queue': 'response:tg:x',
+          delivery: 'persistent',
+        }),
+      invalid(/tool service 'x': field 'delivery' must be "request-response" or "durable", got "persistent"/),
+    );
     assert.throws(() => parseToolServiceDescriptor('{'), invalid(/not valid JSON/));
     assert.throws(
       () =>
@@ -84,6 +95,7 @@ describe('tool-service descriptors', () => {
   test('parses the seed tell-joke descriptor: arguments required by default, config values kept', () => {
     assert.deepEqual(parseToolServiceToolDescriptor(example('tell-joke.json')), {
       name: 'tell-joke',
+      idempotent: false,
       description: 'Tell a joke on a given topic',
       service: 'joke-service',
       arguments: [

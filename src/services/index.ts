@@ -108,3 +108,14 @@ export type {
   AnnouncerOptions,
   DynamicToolServiceAnnounceOptions,
 } from './announcements.js';
+export { CallTasks, cancelStoredCall, LOCAL_TASK_SERVICE } from './call-tasks.js';
+export type { CallTaskStartOptions } from './call-tasks.js';
+export {
+  DEFAULT_DURABLE_ACK_WAIT_MS,
+  DEFAULT_DURABLE_MAX_ATTEMPTS,
+  MAX_STORED_CHUNKS,
+} from './durable-intake.js';
+export type { DurableServiceOptions } from './dynamic-tool-service.js';
+export type { ToolServiceStartOptions } from './tool-service-client.js';
+export type { ToolServiceDelivery } from './descriptors.js';
+export type { CallRecord, CallStatus, CallStore, StoredCall, DurableCalls } from '../bus/index.js';

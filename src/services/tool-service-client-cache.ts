@@ -15,6 +15,9 @@ export interface ToolServiceClientCacheOptions {
   hooks?: ToolServiceClientHooks;
 }
 
+/** How a cached client's calls reach the service (one client per queue pair and delivery). */
+type ClientDelivery = 'request-response' | 'durable';
+
 /** How often clients let go of with calls in flight are checked, to close them once they have none. */
 const DRAIN_CHECK_MS = 1_000;
 
@@ -69,8 +72,17 @@ export class ToolServiceClientCache {
    * The client for this queue pair, created on first use.
    * @throws ToolbusError `invalid-config` for a malformed queue name, `closed` after {@link close}.
    */
-  get(requestQueue: string, responseQueue: string): ToolServiceClient {
-    const entry = this.#entry(this.#key(requestQueue, responseQueue), requestQueue, responseQueue);
+  get(
+    requestQueue: string,
+    responseQueue: string,
+    delivery: ClientDelivery = 'request-response',
+  ): ToolServiceClient {
+    const entry = this.#entry(
+      this.#key(requestQueue, responseQueue, delivery),
+      requestQueue,
+      responseQueue,
+      delivery,
+    );
     entry.pinned = true;
     return entry.client;
   }
@@ -81,9 +93,14 @@ export class ToolServiceClientCache {
    * (checked every second). For a tool that lives as long as `signal`.
    * @throws ToolbusError `invalid-config` for a malformed queue name, `closed` after {@link close}.
    */
-  retain(requestQueue: string, responseQueue: string, signal: AbortSignal): ToolServiceClient {
-    const key = this.#key(requestQueue, responseQueue);
-    const entry = this.#entry(key, requestQueue, responseQueue);
+  retain(
+    requestQueue: string,
+    responseQueue: string,
+    signal: AbortSignal,
+    delivery: ClientDelivery = 'request-response',
+  ): ToolServiceClient {
+    const key = this.#key(requestQueue, responseQueue, delivery);
+    const entry = this.#entry(key, requestQueue, responseQueue, delivery);
     entry.holders++;
     const release = (): void => this.#release(key, entry);
     if (signal.aborted) queueMicrotask(release);
@@ -102,7 +119,7 @@ export class ToolServiceClientCache {
     await Promise.all(entries.map((e) => e.client.close()));
   }
 
-  #key(requestQueue: string, responseQueue: string): string {
+  #key(requestQueue: string, responseQueue: string, delivery: ClientDelivery): string {
     // A client created now would hold a bus subscription that no close() would ever end.
     if (this.#closed) {
       throw new ToolbusError(
@@ -110,15 +127,16 @@ export class ToolServiceClientCache {
         `tool service client cache is closed: cannot create a client for '${canonicalTopic(requestQueue)}'`,
       );
     }
-    return `${canonicalTopic(requestQueue)} ${canonicalTopic(responseQueue)}`;
+    return `${canonicalTopic(requestQueue)} ${canonicalTopic(responseQueue)} ${delivery}`;
   }
 
-  #entry(key: string, requestQueue: string, responseQueue: string): Entry {
+  #entry(key: string, requestQueue: string, responseQueue: string, delivery: ClientDelivery): Entry {
     let entry = this.#clients.get(key);
     if (!entry) {
       const client = new ToolServiceClient(this.#bus, {
         requestQueue,
         responseQueue,
+        delivery,
         timeoutMs: this.#options.timeoutMs,
         hooks: this.#options.hooks,
       });

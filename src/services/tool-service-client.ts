@@ -481,10 +481,19 @@ export class ToolServiceClient {
     if (options.toolName !== undefined) record.tool = options.toolName;
     if (user !== '') record.user = user;
     // Stored first, so the call can be read (`queued`) the moment its id is known.
-    if ((await durable.store.put(record, 0)) === undefined) {
-      throw new ToolError('usage', `tool service '${this.#service}': call id '${id}' is already taken`, {
-        toolName: options.toolName,
-      });
+    let revision = await durable.store.put(record, 0);
+    if (revision === undefined) {
+      // A task's id, stored `queued` by whoever started it (`CallTasks`): this call takes it over.
+      const stored = await durable.store.get(id);
+      if (stored?.record.status === 'queued' && stored.record.attempt === 0) {
+        record.createdAt = stored.record.createdAt;
+        revision = await durable.store.put(record, stored.revision);
+      }
+      if (revision === undefined) {
+        throw new ToolError('usage', `tool service '${this.#service}': call id '${id}' is already taken`, {
+          toolName: options.toolName,
+        });
+      }
     }
     const properties: Record<string, string> = {
       ...options.properties,
@@ -505,7 +514,7 @@ export class ToolServiceClient {
         error: { type: 'unavailable', message: `the call could not be queued: ${errorText(error)}` },
         updatedAt: Date.now(),
       };
-      await durable.store.put(failed, 1).catch(() => undefined);
+      await durable.store.put(failed, revision).catch(() => undefined);
       throw new ToolError('unavailable', `tool service '${this.#service}': ${failed.error!.message}`, {
         cause: error,
         toolName: options.toolName,

@@ -4,11 +4,13 @@
  */
 import type { MessageBus } from '../bus/index.js';
 import { setOwn, type JsonObject, type JsonValue, type ObjectJsonSchema } from '../schema/index.js';
-import { BaseTool } from '../tools/index.js';
+import { BaseTool, ToolError, isTaskId } from '../tools/index.js';
 import { ToolbusError } from '../errors/index.js';
 import type { Tool, ToolCallContext } from '../tools/index.js';
 import type { ToolServiceClientCache } from './tool-service-client-cache.js';
 import { ToolServiceClient } from './tool-service-client.js';
+import { fromWireError } from './wire.js';
+import type { CallRecord } from '../bus/index.js';
 import {
   parseToolServiceDescriptor,
   parseToolServiceToolDescriptor,
@@ -74,6 +76,7 @@ export class ToolServiceTool extends BaseTool implements Tool {
   readonly #configJson: string;
   readonly #argumentNames: readonly string[];
   readonly #timeoutMs: number | undefined;
+  readonly #idempotent: boolean;
 
   /** @throws ToolbusError `invalid-name` or `invalid-schema`. Prefer {@link createToolServiceTool}. */
   constructor(options: ToolServiceToolOptions) {
@@ -81,7 +84,9 @@ export class ToolServiceTool extends BaseTool implements Tool {
       name: options.descriptor.name,
       description: options.descriptor.description,
       parameters: argumentsToJsonSchema(options.descriptor.arguments),
+      ...(options.descriptor.idempotent ? { annotations: { idempotent: true } } : {}),
     });
+    this.#idempotent = options.descriptor.idempotent;
     this.serviceId = options.service.id;
     this.#client = options.client;
     this.#configJson = JSON.stringify(options.config);
@@ -100,13 +105,46 @@ export class ToolServiceTool extends BaseTool implements Tool {
     for (const name of this.#argumentNames) {
       if (args[name] !== undefined) forwarded[name] = args[name];
     }
+    if (isTaskId(ctx.callId) && this.#client.delivery === 'durable') return this.#runTask(forwarded, ctx);
     // The context's deadline is the outermost caller's budget: the client sends no later one.
     return this.#client.call(ctx.user ?? '', this.#configJson, JSON.stringify(forwarded), {
       signal: ctx.signal,
       timeoutMs: this.#timeoutMs,
       deadline: ctx.deadline,
       toolName: this.name,
+      idempotent: this.#idempotent,
     });
+  }
+
+  /**
+   * A task on a durable service: queued under the task's id with no deadline (it may run for hours),
+   * then followed in the store until it ends, so the state outlives this process and this wait.
+   */
+  async #runTask(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown> {
+    const client = this.#client;
+    const id = ctx.callId;
+    await client.start(ctx.user ?? '', this.#configJson, JSON.stringify(args), {
+      id,
+      toolName: this.name,
+      idempotent: this.#idempotent,
+      ...(this.#timeoutMs !== undefined ? { timeoutMs: this.#timeoutMs } : {}),
+    });
+    let last: CallRecord | undefined;
+    for await (const record of client.watch(id, { signal: ctx.signal })) last = record;
+    if (ctx.signal.aborted) {
+      await client.cancel(id, 'the task was cancelled').catch(() => undefined);
+      throw ctx.signal.reason;
+    }
+    if (last?.status === 'completed') return last.response ?? '';
+    const error = last?.error ?? { type: 'tool-service-error', message: 'the call ended without an outcome' };
+    if (last?.status === 'cancelled')
+      throw new ToolError('cancelled', error.message, { toolName: this.name });
+    throw fromWireError(error, client.requestQueue, this.name);
+  }
+
+  /** How calls reach the tool's service. */
+  get delivery(): 'request-response' | 'durable' {
+    return this.#client.delivery;
   }
 }
 
@@ -181,6 +219,14 @@ export function createToolServiceTool(options: CreateToolServiceToolOptions): To
     }
   }
   const client = resolveClient(options, service, where);
+  const bus = options.bus ?? options.clients?.bus;
+  if (service.delivery === 'durable' && bus?.durable?.queue.crashRecovery === false) {
+    warnings.push(
+      `tool service '${service.id}' is durable, but this bus queues its calls in process memory: calls ` +
+        `wait for a replica and their results are kept, but a crash loses the calls in flight. Crash ` +
+        `recovery needs NATS (toolbus up --nats nats://…)`,
+    );
+  }
   const tool = new ToolServiceTool({ descriptor, service, client, config, timeoutMs: options.timeoutMs });
   return { tool, warnings };
 }
@@ -207,13 +253,14 @@ function resolveClient(
   if (options.client) return options.client;
   if (options.clients) {
     return options.signal
-      ? options.clients.retain(service.requestQueue, service.responseQueue, options.signal)
-      : options.clients.get(service.requestQueue, service.responseQueue);
+      ? options.clients.retain(service.requestQueue, service.responseQueue, options.signal, service.delivery)
+      : options.clients.get(service.requestQueue, service.responseQueue, service.delivery);
   }
   if (options.bus) {
     return new ToolServiceClient(options.bus, {
       requestQueue: service.requestQueue,
       responseQueue: service.responseQueue,
+      delivery: service.delivery,
     });
   }
   throw new ToolbusError(

@@ -29,3 +29,20 @@ export class CallIdSource {
     return this.#block + DIGITS.charAt(last);
   }
 }
+
+/** The shape of a task's call id: `task-` and a UUID. */
+const TASK_ID = /^task-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A new call id for a call that runs as a task (an async call, fetched later by its id): `task-` and a
+ * UUID. A tool on a durable service keeps such a call's state under this id, so it can be read after
+ * the caller, or the process that started it, went away.
+ */
+export function newTaskId(): string {
+  return `task-${randomUUID()}`;
+}
+
+/** True when `callId` is a task's (see {@link newTaskId}). */
+export function isTaskId(callId: string): boolean {
+  return TASK_ID.test(callId);
+}

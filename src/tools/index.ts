@@ -90,3 +90,4 @@ export {
   contentText,
 } from './tracing.js';
 export type { OtelApi } from './tracing.js';
+export { newTaskId, isTaskId } from './call-id.js';

@@ -3,10 +3,14 @@
 import { loadBuilt } from '../../load-built.js';
 
 export const {
+  DEFAULT_CALL_BUCKET,
   DEFAULT_CONFIG_BUCKET,
   DEFAULT_NATS_CONNECT_TIMEOUT_MS,
   DEFAULT_NATS_RECONNECT_WAIT_MS,
+  DURABLE_STREAM_PREFIX,
+  JetStreamDurableQueue,
   NatsBus,
+  NatsKvCallStore,
   NatsKvConfigStore,
   NatsSecurityError,
   NatsSecurityProblem,
@@ -14,6 +18,7 @@ export const {
   connectNats,
   fromKvKey,
   redactServerUrl,
+  streamNameOf,
   toKvKey,
   topicToSubject,
 } = await loadBuilt('bus/nats/index.js');

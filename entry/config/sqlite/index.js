@@ -7,6 +7,7 @@ export const {
   DEFAULT_SQLITE_POLL_MS,
   SQLITE_CHANGES_KEPT,
   SQLITE_FILE_EVENTS_POLL_MS,
+  SqliteCallStore,
   SqliteConfigStore,
   defaultConfigPath,
 } = await loadBuilt('config/sqlite/index.js');

@@ -51,6 +51,9 @@ import type {
   SubscribeOptions,
 } from '../index.js';
 import { checkSubjectPrefix, topicToSubject } from './subjects.js';
+import type { DurableCalls } from '../index.js';
+import { JetStreamDurableQueue } from './jetstream-durable-queue.js';
+import { NatsKvCallStore } from './kv-call-store.js';
 import { connectNats, type NatsConnectOptions } from './connect.js';
 import { ConnectionState } from './connection-state.js';
 import { FAST_HEADERS, PUBLIC_HEADERS, encodeText, type HeaderCodec } from './headers.js';
@@ -93,6 +96,18 @@ export interface NatsBusOptions {
    * constructor (the caller owns the connection); `NatsBus.connect` sets it to true.
    */
   ownsConnection?: boolean;
+  /** Where durable calls ({@link NatsBus.durable}) keep their states. @default the defaults below */
+  durable?: NatsDurableOptions;
+}
+
+/** Options of a {@link NatsBus}'s durable calls. */
+export interface NatsDurableOptions {
+  /** The KV bucket of call states. @default DEFAULT_CALL_BUCKET ('toolbus-calls') */
+  bucket?: string;
+  /** How long a call's state is kept after its last write (the bucket's max age). @default 24 h */
+  resultTtlMs?: number;
+  /** Stream and bucket replicas in a JetStream cluster. @default 1 */
+  replicas?: number;
 }
 
 /** Options of {@link NatsBus.connect}: the connection's ({@link NatsConnectOptions}) and the bus's. */
@@ -218,6 +233,8 @@ export class NatsBus implements MessageBus {
   #settling: WatchBatch | undefined;
   #settleTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #state: ConnectionState;
+  readonly #durableOptions: NatsDurableOptions;
+  #durable: { queue: JetStreamDurableQueue; store: NatsKvCallStore } | undefined;
 
   /**
    * Wraps an open NATS connection.
@@ -228,6 +245,7 @@ export class NatsBus implements MessageBus {
     this.#prefix = options.subjectPrefix ? checkSubjectPrefix(options.subjectPrefix) : '';
     this.#hooks = options.hooks ?? {};
     this.#ownsConnection = options.ownsConnection ?? false;
+    this.#durableOptions = { ...options.durable };
     this.#headers = usesClientInternals(options) ? FAST_HEADERS : PUBLIC_HEADERS;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
     void connection.closed().then((error) => this.#onConnectionClosed(error ?? undefined));
@@ -411,7 +429,30 @@ export class NatsBus implements MessageBus {
     return this.close();
   }
 
+  /**
+   * Durable calls on JetStream, made on first use: a work-queue stream per service (named after its
+   * request queue) and call states in a KV bucket with a TTL. Needs nats-server with JetStream (`-js`).
+   */
+  get durable(): DurableCalls {
+    if (this.#durable === undefined) {
+      const o = this.#durableOptions;
+      this.#durable = {
+        queue: new JetStreamDurableQueue(this.connection, {
+          subjectOf: (topic) => this.subjectOf(topic),
+          ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
+        }),
+        store: new NatsKvCallStore(this.connection, {
+          ...(o.bucket !== undefined ? { bucket: o.bucket } : {}),
+          ...(o.resultTtlMs !== undefined ? { ttlMs: o.resultTtlMs } : {}),
+          ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
+        }),
+      };
+    }
+    return this.#durable;
+  }
+
   async #close(): Promise<void> {
+    await this.#durable?.store.close().catch(() => undefined);
     if (this.#ownsConnection) {
       if (!this.connection.isClosed()) {
         try {

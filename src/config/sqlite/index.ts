@@ -1,5 +1,6 @@
 /**
- * @module toolbus/sqlite: the SQLite config store (`better-sqlite3`), the embedded default.
+ * @module toolbus/sqlite: the SQLite config store (`better-sqlite3`), the embedded default, and the
+ * SQLite store of durable call states.
  */
 export {
   SqliteConfigStore,
@@ -10,3 +11,5 @@ export {
   SQLITE_FILE_EVENTS_POLL_MS,
 } from './sqlite-config-store.js';
 export type { SqliteConfigStoreOptions, SqliteWatchStats } from './sqlite-config-store.js';
+export { SqliteCallStore } from './sqlite-call-store.js';
+export type { SqliteCallStoreOptions } from './sqlite-call-store.js';

@@ -1,0 +1,216 @@
+/**
+ * @module `CallTasks`: tool calls a caller starts and comes back to (`POST …/invoke?async=1`, `toolbus
+ * call --async`, MCP tasks). A task is a `ToolSet` call under a task id (`newTaskId`), so it goes
+ * through the same lookup, validation, policy and hooks as any call; its state is kept in the bus's
+ * call store. A tool on a durable service keeps the task's state itself, under the same id, so the task
+ * survives the process that started it; any other tool runs in this process, and a stop marks what is
+ * still running as failed instead of leaving it `running` forever.
+ */
+import type { CallRecord, CallStore, MessageBus } from '../bus/index.js';
+import { FINAL_CALL_STATUSES } from '../bus/index.js';
+import { ToolbusError } from '../errors/index.js';
+import { newTaskId, type ToolCallOptions, type ToolProvider, type ToolResult } from '../tools/index.js';
+import { WireProperty, cancelReasonOf, cancelTopicOf } from './rpc/index.js';
+
+/** Tries of one compare-and-set write that keeps meeting another writer. */
+const MAX_WRITE_TRIES = 8;
+/** The `service` of a task that runs in this process (not on a tool service). */
+export const LOCAL_TASK_SERVICE = 'local';
+
+/** Options of {@link CallTasks.start}: those of `ToolSet.call` but the call id (the task's). */
+export type CallTaskStartOptions = Omit<ToolCallOptions, 'callId' | 'signal'>;
+
+/** Starts tool calls as tasks and reads, follows and cancels them (see the module). */
+export class CallTasks {
+  readonly #bus: MessageBus;
+  readonly #store: CallStore;
+  /** Tasks running in this process, to cancel them and to fail them on close. */
+  readonly #running = new Map<string, AbortController>();
+  #closed = false;
+
+  /** @throws ToolbusError `unsupported` when the bus has no durable calls (nowhere to keep the states). */
+  constructor(bus: MessageBus) {
+    const store = bus.durable?.store;
+    if (store === undefined) {
+      throw new ToolbusError(
+        'unsupported',
+        'call tasks need a bus with durable calls (MemoryBus or NatsBus)',
+      );
+    }
+    this.#bus = bus;
+    this.#store = store;
+  }
+
+  /** Tasks running in this process now. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  /**
+   * Starts `tools.call(name, args)` as a task and resolves with its id once its state is stored
+   * (`queued`); the call goes on in the background.
+   */
+  async start(
+    tools: ToolProvider,
+    name: string,
+    args: string | Record<string, unknown>,
+    options: CallTaskStartOptions = {},
+  ): Promise<string> {
+    if (this.#closed) throw new ToolbusError('closed', 'call tasks are closed');
+    const id = newTaskId();
+    const now = Date.now();
+    const record: CallRecord = {
+      id,
+      service: LOCAL_TASK_SERVICE,
+      tool: name,
+      status: 'queued',
+      attempt: 0,
+      idempotencyKey: id,
+      chunks: [],
+      chunkCount: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (options.user !== undefined && options.user !== '') record.user = options.user;
+    await this.#store.put(record, 0);
+    const controller = new AbortController();
+    this.#running.set(id, controller);
+    void tools
+      .call(name, args, {
+        ...options,
+        callId: id,
+        signal: controller.signal,
+        timeoutMs: options.timeoutMs ?? Infinity,
+      })
+      .then(
+        (result) => this.#settle(id, outcomeOf(result)),
+        (error: unknown) =>
+          this.#settle(id, {
+            status: 'failed',
+            error: { type: 'tool-error', message: error instanceof Error ? error.message : String(error) },
+          }),
+      )
+      .finally(() => this.#running.delete(id));
+    return id;
+  }
+
+  /** The task's state, or undefined when the store has none (unknown id, or expired). */
+  async get(id: string): Promise<CallRecord | undefined> {
+    return (await this.#store.get(id))?.record;
+  }
+
+  /** Yields the task's state now and after every change, until it is final or `signal` aborts. */
+  async *watch(id: string, signal: AbortSignal): AsyncIterable<CallRecord> {
+    for await (const stored of this.#store.watch(id, signal)) yield stored.record;
+  }
+
+  /**
+   * Cancels a task (or any durable call): see {@link cancelStoredCall}; one running in this process is
+   * aborted too. Resolves with its state after the request, or undefined when there is none.
+   */
+  async cancel(id: string, reason = 'cancelled by the caller'): Promise<CallRecord | undefined> {
+    const local = this.#running.get(id);
+    const record = await cancelStoredCall(this.#bus, this.#store, id, reason);
+    local?.abort(new ToolbusError('cancelled', `call '${id}' was cancelled: ${reason}`));
+    return record;
+  }
+
+  /**
+   * Stops: tasks running in this process are aborted and stored as failed (`unavailable`); those a
+   * durable service runs go on there. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const running = [...this.#running];
+    for (const [, controller] of running) {
+      controller.abort(new ToolbusError('unavailable', 'the process running the call stopped'));
+    }
+    await Promise.all(
+      running.map(([id]) =>
+        this.#settle(id, {
+          status: 'failed',
+          error: {
+            type: 'unavailable',
+            message: `the process running call '${id}' stopped before it finished`,
+          },
+        }),
+      ),
+    );
+  }
+
+  /** Stores a task's outcome, unless a durable service stored one first (its own is the one kept). */
+  async #settle(id: string, outcome: Partial<CallRecord>): Promise<void> {
+    try {
+      await update(this.#store, id, (record) =>
+        // A durable service took the task over (its service is the request queue): its state is its own.
+        FINAL_CALL_STATUSES.has(record.status) || record.service !== LOCAL_TASK_SERVICE
+          ? undefined
+          : { ...record, ...outcome, chunks: [], updatedAt: Date.now() },
+      );
+    } catch {
+      // The store is down: the task's caller sees it `running` until the record expires.
+    }
+  }
+}
+
+/**
+ * Cancels durable call `id` as kept in `store`: a queued call ends `cancelled` at once (no replica will
+ * run it); a running one is marked `cancelRequested` and its replica is told on the service's cancel
+ * topic. A final call is left as it is. Resolves with the state after the request, or undefined when
+ * there is none.
+ */
+export async function cancelStoredCall(
+  bus: MessageBus,
+  store: CallStore,
+  id: string,
+  reason: string,
+): Promise<CallRecord | undefined> {
+  const next = await update(store, id, (record) => {
+    if (FINAL_CALL_STATUSES.has(record.status)) return undefined;
+    const changed: CallRecord = { ...record, cancelRequested: true, updatedAt: Date.now() };
+    if (record.status === 'queued') {
+      changed.status = 'cancelled';
+      changed.error = { type: 'cancelled', message: `call '${id}' was cancelled before it ran: ${reason}` };
+    }
+    return changed;
+  });
+  if (next?.status === 'running' && next.service !== LOCAL_TASK_SERVICE) {
+    await bus
+      .publish(cancelTopicOf(next.service), '', {
+        [WireProperty.Id]: id,
+        [WireProperty.Cancel]: cancelReasonOf(reason),
+      })
+      .catch(() => undefined);
+  }
+  return next;
+}
+
+/**
+ * A compare-and-set update of record `id`: `change` returns the new record, or undefined to leave it.
+ * Resolves with the record as stored after it, or undefined when there is none.
+ */
+async function update(
+  store: CallStore,
+  id: string,
+  change: (record: CallRecord) => CallRecord | undefined,
+): Promise<CallRecord | undefined> {
+  for (let tries = 0; tries < MAX_WRITE_TRIES; tries++) {
+    const stored = await store.get(id);
+    if (stored === undefined) return undefined;
+    const next = change(stored.record);
+    if (next === undefined) return stored.record;
+    if ((await store.put(next, stored.revision)) !== undefined) return next;
+  }
+  throw new ToolbusError('store-error', `call '${id}': its state kept changing; try again`);
+}
+
+/** A task's final state from its `ToolResult`. */
+function outcomeOf(result: ToolResult): Partial<CallRecord> {
+  if (!result.isError) return { status: 'completed', response: result.content };
+  const code = result.error?.code ?? 'tool-error';
+  return {
+    status: code === 'cancelled' ? 'cancelled' : 'failed',
+    error: { type: code, message: result.content },
+  };
+}
