@@ -37,6 +37,12 @@ export interface CallRecord {
   error?: { type: string; message: string };
   /** A caller asked to cancel the call. */
   cancelRequested?: boolean;
+  /**
+   * Set while a process holds the call that cannot hand it on if it dies (a memory queue, a task run in
+   * the gateway): its id. Such a process refreshes `updatedAt` at least every `CALL_LEASE_MS / 3`, so a
+   * reader can tell a call whose process is gone from one still running.
+   */
+  holder?: string;
   /** Epoch milliseconds. */
   createdAt: number;
   updatedAt: number;
@@ -109,6 +115,11 @@ export interface DurableQueue {
    */
   readonly crashRecovery: boolean;
   /**
+   * On a queue without crash recovery: an id of this process, written as the `holder` of the calls it
+   * queues and runs. @default undefined (the queue hands calls on)
+   */
+  readonly holder?: string;
+  /**
    * Puts a request on `topic`'s queue; resolves once the queue holds it. A second enqueue with the same
    * `dedupeId` (a retry) is stored once.
    */
@@ -125,6 +136,12 @@ export interface DurableQueue {
     options: DurableConsumeOptions,
   ): Promise<BusSubscription>;
 }
+
+/**
+ * How long a call's `holder` may go without refreshing its state before readers take its process for
+ * gone (30 s).
+ */
+export const CALL_LEASE_MS = 30_000;
 
 /** What a bus offers for durable calls ({@link MessageBus.durable}). */
 export interface DurableCalls {

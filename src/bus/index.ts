@@ -18,7 +18,7 @@ export { MemoryBus } from './memory-bus.js';
 export { MemoryCallStore, DEFAULT_CALL_RESULT_TTL_MS } from './memory-call-store.js';
 export type { MemoryCallStoreOptions } from './memory-call-store.js';
 export { MemoryDurableQueue } from './memory-durable-queue.js';
-export { FINAL_CALL_STATUSES } from './durable.js';
+export { FINAL_CALL_STATUSES, CALL_LEASE_MS } from './durable.js';
 export type {
   CallStatus,
   CallRecord,

@@ -4,6 +4,7 @@
  * within the ack wait, and are given to another consumer when one releases them. Nothing survives the
  * process: crash recovery needs NATS (JetStream).
  */
+import { randomUUID } from 'node:crypto';
 import { ToolbusError } from '../errors/index.js';
 import type { DurableConsumeOptions, DurableMessage, DurableQueue } from './durable.js';
 import type { BusProperties, BusSubscription } from './message-bus.js';
@@ -88,6 +89,8 @@ class Delivery implements DurableMessage {
 /** A {@link DurableQueue} in process memory (`crashRecovery: false`). */
 export class MemoryDurableQueue implements DurableQueue {
   readonly crashRecovery = false;
+  /** This process's queue: what it holds dies with it. */
+  readonly holder = randomUUID();
   readonly #topics = new Map<string, TopicQueue>();
   #closed = false;
 

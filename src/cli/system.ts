@@ -257,7 +257,8 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     cleanups.push(() => bus.close());
     // Async calls (`?async=1`, `toolbus call --async`): their states in the bus's call store. Closed
     // before the bus: tasks still running in this process are stored as failed, not left `running`.
-    const calls = new CallTasks(bus);
+    const lease = Number(io.env.TOOLBUS_CALL_LEASE_MS);
+    const calls = new CallTasks(bus, lease > 0 ? { leaseMs: lease } : {});
     cleanups.push(() => calls.close());
     const metrics = new ToolbusMetrics();
     metrics.observeBus(bus);

@@ -6,8 +6,9 @@
  * survives the process that started it; any other tool runs in this process, and a stop marks what is
  * still running as failed instead of leaving it `running` forever.
  */
+import { randomUUID } from 'node:crypto';
 import type { CallRecord, CallStore, MessageBus } from '../bus/index.js';
-import { FINAL_CALL_STATUSES } from '../bus/index.js';
+import { CALL_LEASE_MS, FINAL_CALL_STATUSES } from '../bus/index.js';
 import { ToolbusError } from '../errors/index.js';
 import { newTaskId, type ToolCallOptions, type ToolProvider, type ToolResult } from '../tools/index.js';
 import { WireProperty, cancelReasonOf, cancelTopicOf } from './rpc/index.js';
@@ -16,6 +17,15 @@ import { WireProperty, cancelReasonOf, cancelTopicOf } from './rpc/index.js';
 const MAX_WRITE_TRIES = 8;
 /** The `service` of a task that runs in this process (not on a tool service). */
 export const LOCAL_TASK_SERVICE = 'local';
+
+/** Options of {@link CallTasks}. */
+export interface CallTasksOptions {
+  /**
+   * How long a call held by a process that cannot hand it on may go without a sign of life before it
+   * is reported failed (see `CallRecord.holder`). @default CALL_LEASE_MS (30 000)
+   */
+  leaseMs?: number;
+}
 
 /** Options of {@link CallTasks.start}: those of `ToolSet.call` but the call id (the task's). */
 export type CallTaskStartOptions = Omit<ToolCallOptions, 'callId' | 'signal'>;
@@ -26,10 +36,14 @@ export class CallTasks {
   readonly #store: CallStore;
   /** Tasks running in this process, to cancel them and to fail them on close. */
   readonly #running = new Map<string, AbortController>();
+  /** This process, as the `holder` of the tasks it runs itself. */
+  readonly #holder = randomUUID();
+  readonly #leaseMs: number;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
   #closed = false;
 
   /** @throws ToolbusError `unsupported` when the bus has no durable calls (nowhere to keep the states). */
-  constructor(bus: MessageBus) {
+  constructor(bus: MessageBus, options: CallTasksOptions = {}) {
     const store = bus.durable?.store;
     if (store === undefined) {
       throw new ToolbusError(
@@ -39,6 +53,7 @@ export class CallTasks {
     }
     this.#bus = bus;
     this.#store = store;
+    this.#leaseMs = options.leaseMs ?? CALL_LEASE_MS;
   }
 
   /** Tasks running in this process now. */
@@ -70,11 +85,13 @@ export class CallTasks {
       chunkCount: 0,
       createdAt: now,
       updatedAt: now,
+      holder: this.#holder,
     };
     if (options.user !== undefined && options.user !== '') record.user = options.user;
     await this.#store.put(record, 0);
     const controller = new AbortController();
     this.#running.set(id, controller);
+    this.#startHeartbeat();
     void tools
       .call(name, args, {
         ...options,
@@ -90,18 +107,106 @@ export class CallTasks {
             error: { type: 'tool-error', message: error instanceof Error ? error.message : String(error) },
           }),
       )
-      .finally(() => this.#running.delete(id));
+      .finally(() => {
+        this.#running.delete(id);
+        if (this.#running.size === 0) this.#stopHeartbeat();
+      });
     return id;
   }
 
-  /** The task's state, or undefined when the store has none (unknown id, or expired). */
+  /**
+   * The task's state, or undefined when the store has none (unknown id, or expired). A call whose
+   * process died with it (see `CallRecord.holder`) is reported, and stored, `failed`.
+   */
   async get(id: string): Promise<CallRecord | undefined> {
-    return (await this.#store.get(id))?.record;
+    const record = (await this.#store.get(id))?.record;
+    return record && this.#orphaned(record) ? this.#failOrphan(id) : record;
   }
 
-  /** Yields the task's state now and after every change, until it is final or `signal` aborts. */
+  /**
+   * Yields the task's state now and after every change, until it is final or `signal` aborts. A call
+   * whose process died with it ends `failed` once its lease has run out.
+   */
   async *watch(id: string, signal: AbortSignal): AsyncIterable<CallRecord> {
-    for await (const stored of this.#store.watch(id, signal)) yield stored.record;
+    const stop = new AbortController();
+    const end = (): void => stop.abort();
+    signal.addEventListener('abort', end, { once: true });
+    let orphanCheck: ReturnType<typeof setTimeout> | undefined;
+    try {
+      for await (const stored of this.#store.watch(id, stop.signal)) {
+        clearTimeout(orphanCheck);
+        const record = stored.record;
+        if (FINAL_CALL_STATUSES.has(record.status)) {
+          yield record;
+          return;
+        }
+        if (this.#orphaned(record)) {
+          const failed = await this.#failOrphan(id);
+          if (failed) yield failed;
+          return;
+        }
+        yield record;
+        // No word from its holder within the lease: look again (the watch has nothing new to say).
+        if (record.holder !== undefined && !FINAL_CALL_STATUSES.has(record.status)) {
+          orphanCheck = setTimeout(end, Math.max(0, record.updatedAt + this.#leaseMs - Date.now()) + 50);
+        }
+      }
+      // The lease check woke the watch: the holder may be gone.
+      if (stop.signal.aborted && !signal.aborted) {
+        const last = await this.get(id);
+        if (last && FINAL_CALL_STATUSES.has(last.status)) yield last;
+        else if (last) yield* this.watch(id, signal);
+      }
+    } finally {
+      clearTimeout(orphanCheck);
+      signal.removeEventListener('abort', end);
+    }
+  }
+
+  /** A live call held by a process that has not refreshed it within the lease, and not by this one. */
+  #orphaned(record: CallRecord): boolean {
+    if (FINAL_CALL_STATUSES.has(record.status) || record.holder === undefined) return false;
+    if (record.holder === this.#holder && this.#running.has(record.id)) return false;
+    if (record.holder === this.#bus.durable?.queue.holder) return false;
+    return Date.now() - record.updatedAt > this.#leaseMs;
+  }
+
+  async #failOrphan(id: string): Promise<CallRecord | undefined> {
+    return update(this.#store, id, (record) =>
+      this.#orphaned(record)
+        ? {
+            ...record,
+            status: 'failed',
+            chunks: [],
+            error: {
+              type: 'unavailable',
+              message:
+                `the process that ran call '${id}' stopped before it finished. toolbus keeps calls ` +
+                `across a crash only on NATS, for a tool service with "delivery": "durable" (toolbus up --nats …)`,
+            },
+            updatedAt: Date.now(),
+          }
+        : undefined,
+    );
+  }
+
+  #startHeartbeat(): void {
+    if (this.#heartbeat !== undefined) return;
+    this.#heartbeat = setInterval(() => {
+      for (const id of this.#running.keys()) {
+        void update(this.#store, id, (record) =>
+          record.holder === this.#holder && !FINAL_CALL_STATUSES.has(record.status)
+            ? { ...record, updatedAt: Date.now() }
+            : undefined,
+        ).catch(() => undefined);
+      }
+    }, this.#leaseMs / 3);
+    this.#heartbeat.unref?.();
+  }
+
+  #stopHeartbeat(): void {
+    clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
   }
 
   /**
@@ -122,6 +227,7 @@ export class CallTasks {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopHeartbeat();
     const running = [...this.#running];
     for (const [, controller] of running) {
       controller.abort(new ToolbusError('unavailable', 'the process running the call stopped'));

@@ -20,7 +20,7 @@ import type {
   DurableMessage,
   MessageBus,
 } from '../bus/index.js';
-import { FINAL_CALL_STATUSES, canonicalTopic } from '../bus/index.js';
+import { CALL_LEASE_MS, FINAL_CALL_STATUSES, canonicalTopic } from '../bus/index.js';
 import { WireProperty, echoPropertiesOf, readDeadline, readId } from './rpc/index.js';
 import { WireErrorType, decodeRequest, decodeResponse, encodeResponse } from './wire.js';
 
@@ -192,6 +192,8 @@ export class DurableIntake {
     };
     const tool = properties[WireProperty.Tool];
     if (tool) record.tool = tool;
+    const holder = this.#options.durable.queue.holder;
+    if (holder !== undefined) record.holder = holder;
     try {
       const user = decodeRequest(message.text ?? message.body).user;
       if (user !== '') record.user = user;
@@ -402,15 +404,16 @@ export class DurableIntake {
     this.#held.set(id, held);
     if (this.#timer !== undefined) return;
     // One timer for every call held: each delivery hears `working` a few times per ack wait.
-    this.#timer = setInterval(
-      () => {
-        for (const h of this.#held.values()) {
-          h.message.working();
-          for (const m of h.extra) m.working();
-        }
-      },
-      Math.max(50, Math.floor(this.#options.ackWaitMs / 3)),
-    );
+    const tick = Math.max(50, Math.min(Math.floor(this.#options.ackWaitMs / 3), CALL_LEASE_MS / 3));
+    this.#timer = setInterval(() => {
+      const now = Date.now();
+      for (const h of this.#held.values()) {
+        h.message.working();
+        for (const m of h.extra) m.working();
+        // A call this process cannot hand on says it is still alive (see CallRecord.holder).
+        if (h.record.holder !== undefined && now - h.record.updatedAt >= CALL_LEASE_MS / 3) this.#save(h);
+      }
+    }, tick);
     this.#timer.unref?.();
   }
 

@@ -5,7 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryBus } from '../bus/index.js';
+import { z } from 'zod';
+import { MemoryBus, MemoryCallStore } from '../bus/index.js';
+import { FunctionTool, ToolSet } from '../tools/index.js';
+import { CallTasks } from './call-tasks.js';
 import { DynamicToolService, type ToolServiceInvokeContext } from './dynamic-tool-service.js';
 import { ToolServiceClient } from './tool-service-client.js';
 
@@ -223,3 +226,57 @@ async function waitFor(check: () => boolean | Promise<boolean>, ms = 3_000): Pro
     await sleep(10);
   }
 }
+
+test('a task whose process died is reported failed once its lease ran out, saying crash recovery needs NATS', async () => {
+  const store = new MemoryCallStore();
+  // The process that held the call: gone, its last sign of life a minute ago.
+  await store.put(
+    {
+      id: 'task-orphan',
+      service: 'request:tg:durable',
+      status: 'running',
+      attempt: 1,
+      idempotencyKey: 'task-orphan',
+      chunks: [],
+      chunkCount: 0,
+      createdAt: Date.now() - 60_000,
+      updatedAt: Date.now() - 60_000,
+      holder: 'a-process-that-is-gone',
+    },
+    0,
+  );
+  const bus = new MemoryBus({ callStore: store });
+  const tasks = new CallTasks(bus);
+  const record = await tasks.get('task-orphan');
+  assert.equal(record?.status, 'failed');
+  assert.match(record?.error?.message ?? '', /stopped before it finished.*only on NATS/);
+  assert.equal((await store.get('task-orphan'))?.record.status, 'failed', 'and stored so');
+  await tasks.close();
+  await bus.close();
+});
+
+test('CallTasks: an in-process tool runs as a task; close() fails what is still running instead of leaving it', async () => {
+  const bus = new MemoryBus();
+  const tasks = new CallTasks(bus, { leaseMs: 60_000 });
+  const tools = new ToolSet([
+    new FunctionTool(async ({ ms }: { ms: number }) => {
+      await sleep(ms);
+      return `slept ${ms}`;
+    }, { name: 'nap', description: 'Sleeps', parameters: z.object({ ms: z.number() }) }),
+  ]);
+  const quick = await tasks.start(tools, 'nap', { ms: 10 }, { user: 'carol' });
+  let last;
+  for await (const record of tasks.watch(quick, AbortSignal.timeout(5_000))) last = record;
+  assert.equal(last?.status, 'completed');
+  assert.equal(last?.response, 'slept 10');
+  assert.equal(last?.user, 'carol');
+  const bad = await tasks.start(tools, 'nap', { ms: 'long' });
+  await waitFor(async () => (await tasks.get(bad))?.status === 'failed');
+  assert.match((await tasks.get(bad))?.error?.message ?? '', /invalid arguments/);
+  const slow = await tasks.start(tools, 'nap', { ms: 10_000 });
+  await tasks.close();
+  const stopped = await tasks.get(slow);
+  assert.equal(stopped?.status, 'failed');
+  assert.match(stopped?.error?.message ?? '', /stopped before it finished/);
+  await bus.close();
+});

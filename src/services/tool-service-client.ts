@@ -480,6 +480,7 @@ export class ToolServiceClient {
     };
     if (options.toolName !== undefined) record.tool = options.toolName;
     if (user !== '') record.user = user;
+    if (durable.queue.holder !== undefined) record.holder = durable.queue.holder;
     // Stored first, so the call can be read (`queued`) the moment its id is known.
     let revision = await durable.store.put(record, 0);
     if (revision === undefined) {
