@@ -19,6 +19,12 @@ function sectionMs(): number {
   return Number.isFinite(ms) && ms >= 0 ? ms : 1_000;
 }
 
+/** How long a report may go without a sign of life before another replica takes it over (`REPORT_ACK_WAIT_MS`, default 10 s). */
+function ackWaitMs(): number {
+  const ms = Number(process.env.REPORT_ACK_WAIT_MS ?? 10_000);
+  return Number.isFinite(ms) && ms > 0 ? ms : 10_000;
+}
+
 /** The contract of `toolbus service <module>` and `toolbus up --service`: take the bus, return the service. */
 export default function reportService(bus: MessageBus): DynamicToolService {
   return new DynamicToolService({
@@ -26,6 +32,7 @@ export default function reportService(bus: MessageBus): DynamicToolService {
     id: 'report-service',
     topic: 'report',
     delivery: 'durable',
+    durable: { ackWaitMs: ackWaitMs() },
     announce: {
       tools: [
         {

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { interrupt, runCli, startCli } from '../support/cli.js';
+import { startNatsServer } from '../support/nats-server.js';
 import { readServerSentEvents } from '../../src/cli/gateway-client.js';
 
 const TOKEN = 'async-calls-admin-token-0123456789';
@@ -194,8 +195,8 @@ test('async calls through toolbus up: 202, state, events, the CLI, and the resul
   }
 });
 
-async function waitForStatus(up: Up, id: string, status: string): Promise<CallJson> {
-  const end = Date.now() + 15_000;
+async function waitForStatus(up: Up, id: string, status: string, ms = 15_000): Promise<CallJson> {
+  const end = Date.now() + ms;
   for (;;) {
     const body = (await (await api(up, `/api/v1/calls/${id}`)).json()) as { call: CallJson };
     if (body.call.status === status) return body.call;
@@ -203,3 +204,56 @@ async function waitForStatus(up: Up, id: string, status: string): Promise<CallJs
     await new Promise((resolve) => setTimeout(resolve, 30));
   }
 }
+
+test('on NATS: a task outlives both the replica running it and the toolbus up that started it', async (t) => {
+  const nats = await startNatsServer({ jetstream: true });
+  const home = await mkdtemp(join(tmpdir(), 'toolbus-async-nats-'));
+  homes.push(home);
+  const natsEnv = env(home, { REPORT_SECTION_MS: '200', REPORT_ACK_WAIT_MS: '1000' });
+  const children: ChildProcess[] = [];
+  t.after(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await nats.stop();
+  });
+  const startGateway = async (): Promise<Up> => {
+    const started = await startCli(
+      ['up', '--nats', nats.url, '--port', '0', '--no-examples'],
+      natsEnv,
+      /Press Ctrl-C to stop\./,
+    );
+    children.push(started.child);
+    const url = /gateway\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(started.output())?.[1];
+    assert.ok(url, started.output());
+    return { child: started.child, url };
+  };
+  const startReplica = async (): Promise<ChildProcess> => {
+    const started = await startCli(
+      ['service', 'examples/report-service.ts', '--nats', nats.url],
+      natsEnv,
+      /running \(1 replica\)/,
+    );
+    children.push(started.child);
+    return started.child;
+  };
+  let gateway = await startGateway();
+  const first = await startReplica();
+  await waitForTool(gateway, 'build-report');
+  const started = await api(gateway, '/api/v1/tools/build-report/invoke?async=1', {
+    method: 'POST',
+    body: JSON.stringify({ topic: 'resilience', sections: 8 }),
+  });
+  assert.equal(started.status, 202);
+  const id = ((await started.json()) as { call: string }).call;
+  await waitForStatus(gateway, id, 'running');
+  // Both go: the replica running the report, and the gateway the caller started it through.
+  first.kill('SIGKILL');
+  gateway.child.kill('SIGKILL');
+  await startReplica();
+  gateway = await startGateway();
+  const done = await waitForStatus(gateway, id, 'completed', 30_000);
+  assert.match(
+    done.response ?? '',
+    /Report on resilience for anonymous: 8 sections \(finished on attempt 2\)\./,
+  );
+  await interrupt(gateway.child);
+});
