@@ -186,7 +186,7 @@ export interface LazyMcpHandler {
  */
 export function lazyMcpHandler(
   tools: McpBridgeTools,
-  options: { onError: (error: Error) => void; toolSearch?: DeferredToolsOptions },
+  options: { onError: (error: Error) => void; toolSearch?: DeferredToolsOptions; tasks?: CallTasks },
 ): LazyMcpHandler {
   let handler: Promise<McpHttpHandler> | undefined;
   let closed = false;
@@ -365,7 +365,12 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
 
     const onError = (error: Error): void =>
       void io.stderr.write(`toolbus: gateway: ${error.stack ?? error.message}\n`);
-    const mcp = lazyMcpHandler(registry.tools, { onError, ...(toolSearch ? { toolSearch } : {}) });
+    // MCP clients get tool calls as tasks too (tools/call with `task`, tasks/get, tasks/result).
+    const mcp = lazyMcpHandler(registry.tools, {
+      onError,
+      tasks: calls,
+      ...(toolSearch ? { toolSearch } : {}),
+    });
     cleanups.push(() => mcp.close());
 
     // Who may call what: the owner's token (principal admin), the principal/role/quota items of the

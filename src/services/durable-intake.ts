@@ -34,6 +34,8 @@ export const MAX_STORED_CHUNKS = 256;
 const MAX_STORED_CHUNK_CHARS = 256 * 1024;
 /** The longest response text a call record keeps: stores hold about 1 MB per value. */
 const MAX_STORED_RESPONSE_CHARS = 900_000;
+/** How long a call runs before its `running` state is written. */
+const RUNNING_WRITE_DELAY_MS = 20;
 /** Tries of one write that keeps meeting another writer's revision. */
 const MAX_WRITE_TRIES = 8;
 
@@ -216,8 +218,22 @@ export class DurableIntake {
       void this.#lookUpThenRun(held, key, idempotent, onRequest);
     } else {
       onRequest(message);
-      this.#save(held);
+      this.#saveRunning(held);
     }
+  }
+
+  /**
+   * Writes the `running` state of a call that has not ended yet, a moment later: a short call (most)
+   * then costs one write, its outcome, instead of two.
+   */
+  #saveRunning(held: Held): void {
+    if (FINAL_CALL_STATUSES.has(held.record.status)) return;
+    const timer = setTimeout(() => {
+      if (this.#held.get(held.record.id) === held && !FINAL_CALL_STATUSES.has(held.record.status)) {
+        this.#save(held);
+      }
+    }, RUNNING_WRITE_DELAY_MS);
+    timer.unref?.();
   }
 
   async #lookUpThenRun(
@@ -262,7 +278,7 @@ export class DurableIntake {
       this.#options.onProblem(`durable call '${id}': reading its state failed; running it`, error);
     }
     onRequest(held.message);
-    this.#save(held);
+    this.#saveRunning(held);
   }
 
   /** Answers with the outcome of call `owner`, which holds the same idempotency key, once it has one. */

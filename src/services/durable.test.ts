@@ -259,10 +259,13 @@ test('CallTasks: an in-process tool runs as a task; close() fails what is still 
   const bus = new MemoryBus();
   const tasks = new CallTasks(bus, { leaseMs: 60_000 });
   const tools = new ToolSet([
-    new FunctionTool(async ({ ms }: { ms: number }) => {
-      await sleep(ms);
-      return `slept ${ms}`;
-    }, { name: 'nap', description: 'Sleeps', parameters: z.object({ ms: z.number() }) }),
+    new FunctionTool(
+      async ({ ms }: { ms: number }) => {
+        await sleep(ms);
+        return `slept ${ms}`;
+      },
+      { name: 'nap', description: 'Sleeps', parameters: z.object({ ms: z.number() }) },
+    ),
   ]);
   const quick = await tasks.start(tools, 'nap', { ms: 10 }, { user: 'carol' });
   let last;

@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { interrupt, runCli, startCli } from '../support/cli.js';
 import { startNatsServer } from '../support/nats-server.js';
 import { readServerSentEvents } from '../../src/cli/gateway-client.js';
@@ -240,20 +241,23 @@ test('on NATS: a task outlives both the replica running it and the toolbus up th
   await waitForTool(gateway, 'build-report');
   const started = await api(gateway, '/api/v1/tools/build-report/invoke?async=1', {
     method: 'POST',
-    body: JSON.stringify({ topic: 'resilience', sections: 8 }),
+    body: JSON.stringify({ topic: 'resilience', sections: 20 }),
   });
   assert.equal(started.status, 202);
   const id = ((await started.json()) as { call: string }).call;
-  await waitForStatus(gateway, id, 'running');
+  const running = await waitForStatus(gateway, id, 'running');
   // Both go: the replica running the report, and the gateway the caller started it through.
   first.kill('SIGKILL');
   gateway.child.kill('SIGKILL');
+  await Promise.all([once(first, 'exit'), once(gateway.child, 'exit')]);
+  // Killed well before the end (20 sections of 200 ms), or the kill came too late to test anything.
+  assert.ok(running.chunkCount < 15, `killed at section ${running.chunkCount}`);
   await startReplica();
   gateway = await startGateway();
   const done = await waitForStatus(gateway, id, 'completed', 30_000);
   assert.match(
     done.response ?? '',
-    /Report on resilience for anonymous: 8 sections \(finished on attempt 2\)\./,
+    /Report on resilience for anonymous: 20 sections \(finished on attempt 2\)\./,
   );
   await interrupt(gateway.child);
 });

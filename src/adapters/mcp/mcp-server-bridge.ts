@@ -10,17 +10,19 @@ import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '
 import {
   ProtocolError,
   ProtocolErrorCode,
-  Server,
   createMcpHandler,
   isInitializeRequest,
   isLegacyRequest,
   type CallToolResult,
+  type Server,
   type Tool as McpToolDefinition,
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { numberOption } from '../../errors/index.js';
+import type { CallTasks } from '../../services/index.js';
 import { DeferredTools, SEARCH_TOOLS_NAME } from '../../tools/index.js';
 import type { DeferredToolsOptions, Tool, ToolProvider } from '../../tools/index.js';
+import { McpBridgeServer, asToolCallAnswer, serveMcpTasks, type McpTaskStarter } from './mcp-tasks.js';
 import { traceMcpServerCall } from './mcp-tracing.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
@@ -46,6 +48,21 @@ export interface McpBridgeOptions {
    * client can call them at once. Any tool can be called by name. @default undefined (the full list)
    */
   toolSearch?: DeferredToolsOptions;
+  /**
+   * Serves tool calls as MCP tasks (the 2025-11-25 "tasks" utility) to 2025-era clients: the server
+   * advertises the `tasks` capability (task-augmented `tools/call`, `tasks/list`, `tasks/cancel`), lists
+   * every tool with `execution: { taskSupport: 'optional' }` (`search_tools`: `'forbidden'`), and a
+   * `tools/call` carrying `params.task` starts the call here (`tasks.start`, through the same tools,
+   * caller and timeout as a normal call) and answers a `CreateTaskResult` at once. `tasks/get` tells its
+   * state, `tasks/result` waits until it ends and answers what the `tools/call` would have, and
+   * `tasks/cancel` stops it; `notifications/tasks/status` says when it ended. A task is visible only to
+   * whoever started it: the principal the HTTP caller named (`McpHttpRequest.principal`, at the same
+   * endpoint), else the session (or stdio connection) that started it; to anyone else its id is
+   * unknown. A task's `ttl` is the client's ask within 1 s to 24 h (1 h by default); the bridge
+   * remembers the 10,000 most recent tasks. 2026-07-28 requests are served as before (no tasks).
+   * @default undefined (no tasks: `params.task` is ignored and calls answer when done)
+   */
+  tasks?: CallTasks;
 }
 
 /** Options of {@link serveMcpStdio}. */
@@ -139,12 +156,21 @@ export interface McpStdioBridge {
 
 /** MCP definitions by tool list: a client listing 10,000 tools again costs one lookup. */
 const definitions = new WeakMap<readonly Tool[], McpToolDefinition[]>();
+/** The same, with each tool's `execution.taskSupport` (for servers that serve tasks). */
+const taskDefinitions = new WeakMap<readonly Tool[], McpToolDefinition[]>();
 
-function toMcpTools(tools: readonly Tool[]): McpToolDefinition[] {
-  let defs = definitions.get(tools);
+function toMcpTools(tools: readonly Tool[], withTasks = false): McpToolDefinition[] {
+  const cache = withTasks ? taskDefinitions : definitions;
+  let defs = cache.get(tools);
   if (defs === undefined) {
-    defs = tools.map(toMcpTool);
-    if (Object.isFrozen(tools)) definitions.set(tools, defs);
+    defs = withTasks
+      ? toMcpTools(tools).map((def) => ({
+          ...def,
+          // search_tools changes the session's own list: it answers in the call, never as a task.
+          execution: { taskSupport: def.name === SEARCH_TOOLS_NAME ? 'forbidden' : 'optional' },
+        }))
+      : tools.map(toMcpTool);
+    if (Object.isFrozen(tools)) cache.set(tools, defs);
   }
   return defs;
 }
@@ -176,17 +202,29 @@ function subscribe(tools: McpBridgeTools, listener: () => void): () => void {
   };
 }
 
+/** A fresh owner of the tasks of one session or connection (see `McpBridgeOptions.tasks`). */
+function connectionOwner(): string {
+  return `connection:${randomUUID()}`;
+}
+
+/** The owner of the tasks of a principal at an endpoint (see `McpBridgeOptions.tasks`). */
+function principalOwner(principal: string, endpoint: string | undefined): string {
+  return `principal:${JSON.stringify([principal, endpoint ?? null])}`;
+}
+
 /**
  * The server for one connection, session or request; `caller` labels its tool calls
- * (`ToolCallOptions.caller`): `mcp:stdio`, or `mcp:` and the HTTP client's identity.
+ * (`ToolCallOptions.caller`): `mcp:stdio`, or `mcp:` and the HTTP client's identity. With
+ * `options.tasks` and a `taskOwner` (whom the tasks started here belong to) it serves MCP tasks.
  */
 function buildServer(
   tools: McpBridgeTools,
   options: McpBridgeOptions,
   followChanges: boolean,
   caller: string,
+  taskOwner: string | undefined,
 ): Server {
-  const server = new Server(
+  const server = new McpBridgeServer(
     { name: options.name ?? 'toolbus', version: options.version ?? '0.1.0' },
     {
       capabilities: { tools: { listChanged: true } },
@@ -199,11 +237,36 @@ function buildServer(
     : undefined;
   const shown = deferred?.forRun();
   const calls = deferred?.calls ?? tools;
-  server.setRequestHandler('tools/list', () => ({ tools: toMcpTools(shown?.visible() ?? tools.list()) }));
+  const tasks: McpTaskStarter | undefined =
+    options.tasks !== undefined && taskOwner !== undefined
+      ? serveMcpTasks(server, {
+          tasks: options.tasks,
+          owner: taskOwner,
+          calls,
+          callOptions: {
+            caller,
+            ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          },
+        })
+      : undefined;
+  server.setRequestHandler('tools/list', () => ({
+    tools: toMcpTools(shown?.visible() ?? tools.list(), server.servesTasks && server.legacyEra),
+  }));
   server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult> => {
     const { name, _meta: meta } = request.params;
     // In a SERVER span when tracing is on, continuing the caller's trace from `params._meta`.
     return traceMcpServerCall(name, String(ctx.mcpReq.id), meta, async () => {
+      // A task-augmented call (2025-era, with `options.tasks`) of a known tool starts a task; an
+      // unknown one is answered as a normal call is (-32602).
+      if (tasks !== undefined && server.isTaskCall(request.params) && calls.get(name) !== undefined) {
+        if (name === SEARCH_TOOLS_NAME) {
+          throw new ProtocolError(
+            ProtocolErrorCode.MethodNotFound,
+            `${SEARCH_TOOLS_NAME} cannot run as a task (its execution.taskSupport is 'forbidden'); call it without params.task`,
+          );
+        }
+        return asToolCallAnswer(await tasks.start(name, request.params.arguments ?? {}, request.params));
+      }
       const result = await calls.call(name, request.params.arguments ?? {}, {
         signal: ctx.mcpReq.signal,
         callId: String(ctx.mcpReq.id),
@@ -249,7 +312,7 @@ function buildServer(
  * ```
  */
 export function createMcpServer(tools: McpBridgeTools, options: McpBridgeOptions = {}): Server {
-  return buildServer(tools, options, true, 'mcp');
+  return buildServer(tools, options, true, 'mcp', connectionOwner());
 }
 
 /**
@@ -264,7 +327,7 @@ export function createMcpServer(tools: McpBridgeTools, options: McpBridgeOptions
 export function serveMcpStdio(tools: McpBridgeTools, options: ServeMcpStdioOptions = {}): McpStdioBridge {
   const transport =
     options.stdin || options.stdout ? new StdioServerTransport(options.stdin, options.stdout) : undefined;
-  const handle = serveStdio(() => buildServer(tools, options, true, 'mcp:stdio'), {
+  const handle = serveStdio(() => buildServer(tools, options, true, 'mcp:stdio', connectionOwner()), {
     ...(transport ? { transport } : {}),
     ...(options.onError ? { onerror: options.onError } : {}),
   });
@@ -358,11 +421,13 @@ export function createMcpHttpHandler(
   const modern = createMcpHandler(
     () => {
       const served = clients.getStore();
+      // Stateless 2026-07-28 requests: no tasks (that revision has no 2025-era task methods).
       return buildServer(
         served?.tools ?? tools,
         served?.options ?? options,
         false,
         `mcp:${served?.client ?? 'unknown'}`,
+        undefined,
       );
     },
     {
@@ -549,9 +614,17 @@ export function createMcpHttpHandler(
       transport.onclose = () => release(slot);
       const end = track(slot, res);
       try {
-        await buildServer(request?.tools ?? tools, requestOptions(request), true, `mcp:${client}`).connect(
-          transport,
-        );
+        const taskOwner =
+          request?.principal !== undefined
+            ? principalOwner(request.principal, request.endpoint)
+            : connectionOwner();
+        await buildServer(
+          request?.tools ?? tools,
+          requestOptions(request),
+          true,
+          `mcp:${client}`,
+          taskOwner,
+        ).connect(transport);
         await transport.handleRequest(req, res, parsedBody);
       } finally {
         if (res.writableFinished) end();
