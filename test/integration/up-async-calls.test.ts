@@ -15,6 +15,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { interrupt, runCli, startCli } from '../support/cli.js';
 import { startNatsServer } from '../support/nats-server.js';
+import { Client, StreamableHTTPClientTransport, specTypeSchemas } from '@modelcontextprotocol/client';
 import { readServerSentEvents } from '../../src/cli/gateway-client.js';
 
 const TOKEN = 'async-calls-admin-token-0123456789';
@@ -158,6 +159,51 @@ test('async calls through toolbus up: 202, state, events, the CLI, and the resul
     const notYet = await runCli(['call', '--result', longId, '--url', up.url], cliEnv);
     assert.equal(notYet.code, 1);
     assert.match(notYet.stderr, /^cancelled \(cancelled\): /);
+    // MCP: the same call as a task of an MCP client (2025-11-25 tasks), left and picked up again by a
+    // second session of the same principal.
+    const mcpUrl = new URL(`${up.url}/mcp`);
+    const headers = { authorization: `Bearer ${TOKEN}` };
+    const first = new Client(
+      { name: 'async-test', version: '1' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    await first.connect(new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers } }));
+    const created = await first.request(
+      {
+        method: 'tools/call',
+        params: { name: 'build-report', arguments: { topic: 'mcp', sections: 2 }, task: { ttl: 60_000 } },
+      },
+      specTypeSchemas.CreateTaskResult,
+    );
+    const taskId = created.task.taskId;
+    assert.equal(created.task.status, 'working');
+    await first.close();
+    const second = new Client(
+      { name: 'async-test', version: '1' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    await second.connect(new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers } }));
+    try {
+      const result = await second.request(
+        { method: 'tasks/result', params: { taskId } },
+        specTypeSchemas.CallToolResult,
+      );
+      assert.deepEqual(result.content.at(-1), {
+        type: 'text',
+        text: 'Section 1 of 2 on mcp: done.\nSection 2 of 2 on mcp: done.\nReport on mcp for anonymous: 2 sections.',
+      });
+      const task = await second.request(
+        { method: 'tasks/get', params: { taskId } },
+        specTypeSchemas.GetTaskResult,
+      );
+      assert.equal(task.status, 'completed');
+      // The MCP task is a call like the others: its state is at /api/v1/calls/{id} too.
+      const viaApi = await waitForStatus(up, taskId, 'completed');
+      assert.equal(viaApi.tool, 'build-report');
+    } finally {
+      await second.close();
+    }
+
     const usage = await runCli(['call', '--result', longId, '--nats', 'nats://127.0.0.1:1'], cliEnv);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /--result works through a running toolbus up/);
