@@ -85,6 +85,49 @@ describe('ToolRegistry: loading', () => {
     assert.deepEqual(f.registry.problems(), []);
   });
 
+  test('a durable service descriptor: its tools call through the work queue, idempotent travels, and on the memory bus a warning says crash recovery needs NATS', async (t) => {
+    const f = await setup(t, { start: false });
+    const seen: { attempt: number; key: string | undefined }[] = [];
+    const durable = new DynamicToolService({
+      bus: f.bus,
+      id: 'durable-joke',
+      topic: 'durable-joke',
+      delivery: 'durable',
+      invoke: (_user, _config, args, ctx) => {
+        seen.push({ attempt: ctx.attempt, key: ctx.idempotencyKey });
+        return `durable ${String(args.topic)}`;
+      },
+    });
+    await durable.start();
+    t.after(() => durable.stop());
+    await f.store.put('tool-service', 'durable-joke', {
+      id: 'durable-joke',
+      'request-queue': 'non-persistent://tg/request/durable-joke',
+      'response-queue': 'non-persistent://tg/response/durable-joke',
+      delivery: 'durable',
+    });
+    await f.store.put('tool', 'lasting', {
+      type: 'tool-service',
+      name: 'lasting',
+      description: 'A joke that is not lost',
+      service: 'durable-joke',
+      idempotent: true,
+      arguments: [{ name: 'topic', type: 'string', description: 'The topic' }],
+    });
+    await f.registry.start();
+    const result = await f.registry.tools.call('lasting', '{"topic":"cats"}');
+    assert.deepEqual([result.isError, result.content], [false, 'durable cats']);
+    assert.equal(seen.length, 1);
+    assert.equal(f.registry.tools.get('lasting')?.annotations?.idempotent, true);
+    const problems = f.registry.problems();
+    assert.equal(problems.length, 1, JSON.stringify(problems));
+    assert.equal(problems[0]?.severity, 'warning');
+    assert.match(
+      problems[0]?.message ?? '',
+      /durable, but this bus queues its calls in process memory.*Crash recovery needs NATS/,
+    );
+  });
+
   test('"approval": "always" makes every call of the tool need approval (schema unchanged); another value is a problem', async (t) => {
     const f = await setup(t, { start: false });
     await f.store.put('tool-service', 'joke-service', jokeService);

@@ -28,7 +28,8 @@ import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-s
  * (`tools/x`) is caught instead of being stored where nothing will ever read it.
  */
 export const KNOWN_CONFIG_TYPES = {
-  'tool-service': 'a tool service: id, request-queue, response-queue, config-params',
+  'tool-service':
+    'a tool service: id, request-queue, response-queue, config-params, delivery (request-response or durable)',
   tool: 'a tool the agent sees: type (tool-service, prompt, text-completion, function, http, mcp-tool), name, ...',
   mcp: 'an MCP server that mcp-tool items refer to',
   prompt: "a prompt template that 'prompt' tools may refer to by id",
@@ -94,6 +95,11 @@ tools can share one service, each with its own values for the service's config-p
   toolbus config list tool --json
 
 Other tool types (field 'type' of a tool item): text-completion, prompt, function, http, mcp-tool.
+
+A tool service with "delivery": "durable" takes its calls from a work queue: they wait for a
+replica, survive a replica that dies (on NATS), and keep their results (toolbus call --async). A
+tool item's "idempotent": true lets such a service answer a repeated idempotency key from the first
+outcome.
 `;
 
 /** What a read of a home without a config file says. */
