@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AccessPolicy } from '../policy/index.js';
 import type { ApprovalRequest } from '../runs/index.js';
+import { openEventStream } from './event-stream.js';
 import { HttpError, sendJson } from './http-error.js';
 import { headerValue, isPlainObject, type RouteContext } from './route-context.js';
 import { admitCall, requirePermission, userOf } from './route-access.js';
@@ -171,19 +172,8 @@ async function answer(
     sendJson(res, 200, { answer }, ctx.headers);
     return;
   }
-  res.writeHead(200, {
-    ...ctx.headers,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-  });
-  res.flushHeaders(); // the client has its 200 at once, not only with the first event
-  const send = (event: GatewayAgentEvent): void => {
-    if (!res.writableEnded) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-  };
-  const heartbeat = setInterval(() => {
-    if (!res.writableEnded) res.write(': keep-alive\n\n');
-  }, heartbeatMs);
+  const stream = openEventStream(ctx, heartbeatMs);
+  const send = (event: GatewayAgentEvent): void => stream.send(event.type, event);
   try {
     const answer = await agent.ask(question, {
       user,
@@ -199,7 +189,6 @@ async function answer(
   } catch (error) {
     send({ type: 'error', content: errorMessage(error) });
   } finally {
-    clearInterval(heartbeat);
+    stream.end();
   }
-  res.end();
 }

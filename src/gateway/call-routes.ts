@@ -9,6 +9,7 @@ import type { AccessPolicy, Principal } from '../policy/index.js';
 import type { CallRecord, CallTasks } from '../services/index.js';
 import { FINAL_CALL_STATUSES } from '../bus/index.js';
 import type { ToolProvider } from '../tools/index.js';
+import { openEventStream } from './event-stream.js';
 import { HttpError, sendJson } from './http-error.js';
 import type { RouteContext } from './route-context.js';
 import { admitCall, requirePermission } from './route-access.js';
@@ -93,28 +94,16 @@ export async function streamCallEvents(
 ): Promise<void> {
   await visibleCall(ctx, options, id);
   const tasks = tasksOf(options);
-  const { res } = ctx;
-  res.writeHead(200, {
-    ...ctx.headers,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-  });
-  res.flushHeaders();
-  const heartbeat = setInterval(() => {
-    if (!res.writableEnded) res.write(': keep-alive\n\n');
-  }, options.heartbeatMs);
+  const stream = openEventStream(ctx, options.heartbeatMs);
   try {
     for await (const record of tasks.watch(id, ctx.signal)) {
-      const done = FINAL_CALL_STATUSES.has(record.status);
-      res.write(`event: ${done ? 'done' : 'state'}\ndata: ${JSON.stringify(callJson(record))}\n\n`);
+      stream.send(FINAL_CALL_STATUSES.has(record.status) ? 'done' : 'state', callJson(record));
     }
   } catch (error) {
     const message = isToolbusError(error) ? error.message : 'reading the call state failed';
-    res.write(`event: error\ndata: ${JSON.stringify({ error: { code: 'store-error', message } })}\n\n`);
+    stream.send('error', { error: { code: 'store-error', message } });
   } finally {
-    clearInterval(heartbeat);
-    res.end();
+    stream.end();
   }
 }
 

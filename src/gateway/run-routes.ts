@@ -20,6 +20,7 @@ import {
   type RunState,
   type RunStore,
 } from '../runs/index.js';
+import { openEventStream } from './event-stream.js';
 import { HttpError, sendJson, statusForCode } from './http-error.js';
 import { isPlainObject, type RouteContext } from './route-context.js';
 import { principalOf, requirePermission } from './route-access.js';
@@ -203,15 +204,7 @@ export async function streamRunEvents(
       `after must be the seq of the last event seen (an integer >= 0)`,
     );
   }
-  const { res } = ctx;
-  res.writeHead(200, {
-    ...ctx.headers,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'toolbus-run': first.id,
-  });
-  res.flushHeaders();
+  const stream = openEventStream(ctx, options.heartbeatMs, { 'toolbus-run': first.id });
   let ended = false;
   let wake: (() => void) | undefined;
   let latest: RunState = first;
@@ -220,7 +213,7 @@ export async function streamRunEvents(
     for (const event of state.events) {
       if (event.seq <= sent) continue;
       sent = event.seq;
-      res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      stream.send(event.type, event);
     }
     if (state.status === 'done' || state.status === 'failed') {
       // A run that ended before its answer event was kept (never here) still ends the stream clearly.
@@ -236,9 +229,6 @@ export async function streamRunEvents(
       wake?.();
     }
   });
-  const heartbeat = setInterval(() => {
-    if (!res.writableEnded) res.write(': keep-alive\n\n');
-  }, options.heartbeatMs);
   const onAbort = (): void => wake?.();
   ctx.signal.addEventListener('abort', onAbort);
   try {
@@ -256,9 +246,8 @@ export async function streamRunEvents(
       changed = false;
     }
   } finally {
-    clearInterval(heartbeat);
     unlisten();
     ctx.signal.removeEventListener('abort', onAbort);
-    res.end();
+    stream.end();
   }
 }

@@ -124,17 +124,19 @@ test('kill -9 of the replica running a long durable call: the other replica fini
     await kill(runner);
     const text = await pending;
     assert.equal(text, `chunk 0 chunk 1 done 1 by ${other.name}`);
+    // Started twice: by the killed replica, then by the other one on a later attempt (2, or 3 when the
+    // server first handed the redelivery to a pull request the dead replica had left open).
     const starts = allLines.filter((l) => l.start === 'long-1');
     assert.deepEqual(
-      starts.map((l) => [l.replica, l.attempt]),
-      [
-        [runner.name, 1],
-        [other.name, 2],
-      ],
+      starts.map((l) => l.replica),
+      [runner.name, other.name],
     );
+    assert.equal(starts[0]!.attempt, 1);
+    const again = starts[1]!.attempt ?? 0;
+    assert.ok(again >= 2 && again <= 3, `attempt ${again}`);
     const record = await waitForRecord(c, 'long-1');
     assert.equal(record.status, 'completed');
-    assert.equal(record.attempt, 2);
+    assert.equal(record.attempt, again);
   } finally {
     await c.close();
     await bus.close();

@@ -303,7 +303,7 @@ test('on NATS: a task outlives both the replica running it and the toolbus up th
   const done = await waitForStatus(gateway, id, 'completed', 30_000);
   assert.match(
     done.response ?? '',
-    /Report on resilience for anonymous: 20 sections \(finished on attempt 2\)\./,
+    /Report on resilience for anonymous: 20 sections \(finished on attempt [2-9]\)\./,
   );
   await interrupt(gateway.child);
 });

@@ -25,7 +25,8 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import { ToolbusError, isToolbusError } from '../../errors/index.js';
+import { ToolbusError } from '../../errors/index.js';
+import { jetStreamStoreError } from './jetstream-errors.js';
 import type {
   BusProperties,
   BusSubscription,
@@ -273,19 +274,7 @@ export class JetStreamDurableQueue implements DurableQueue {
   }
 
   #failure(error: unknown, what: string): ToolbusError {
-    if (isToolbusError(error)) return error;
-    const text = message(error);
-    if (/no responders|503/i.test(text)) {
-      return new ToolbusError(
-        'unavailable',
-        `${what}: JetStream is not enabled on the NATS server (start nats-server with -js): ${text}`,
-        { cause: error },
-      );
-    }
-    if (this.#connection.isClosed()) {
-      return new ToolbusError('closed', `${what}: the NATS connection is closed`, { cause: error });
-    }
-    return new ToolbusError('unavailable', `${what}: ${text}`, { cause: error });
+    return jetStreamStoreError(error, what);
   }
 }
 

@@ -13,7 +13,8 @@
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import { StorageType } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
-import { isToolbusError, numberOption, ToolbusError } from '../../errors/index.js';
+import { numberOption, ToolbusError } from '../../errors/index.js';
+import { isRevisionConflict, jetStreamStoreError } from './jetstream-errors.js';
 import {
   DEFAULT_CALL_RESULT_TTL_MS,
   FINAL_CALL_STATUSES,
@@ -43,7 +44,6 @@ export interface NatsKvCallStoreOptions {
 }
 
 const BUCKET = /^[A-Za-z0-9_-]+$/;
-const WRONG_LAST_SEQUENCE = new Set([10071, 10164]);
 
 /**
  * A {@link CallStore} on JetStream key-value: a call's state and result outlive its caller and are
@@ -94,7 +94,7 @@ export class NatsKvCallStore implements CallStore {
       const entry = await kv.get(recordKey(id));
       return entry === null || entry.operation !== 'PUT' ? undefined : this.#stored(id, entry);
     } catch (error) {
-      throw storeError(error, `cannot read call '${id}'`);
+      throw jetStreamStoreError(error, `cannot read call '${id}'`);
     }
   }
 
@@ -105,8 +105,8 @@ export class NatsKvCallStore implements CallStore {
     try {
       return revision === 0 ? await kv.create(key, data) : await kv.update(key, data, revision);
     } catch (error) {
-      if (isConflict(error)) return undefined;
-      throw storeError(error, `cannot write call '${record.id}'`);
+      if (isRevisionConflict(error)) return undefined;
+      throw jetStreamStoreError(error, `cannot write call '${record.id}'`);
     }
   }
 
@@ -119,13 +119,14 @@ export class NatsKvCallStore implements CallStore {
         await kv.create(kvKey, id);
         return id;
       } catch (error) {
-        if (!isConflict(error)) throw storeError(error, `cannot claim '${key}' of ${service}`);
+        if (!isRevisionConflict(error))
+          throw jetStreamStoreError(error, `cannot claim '${key}' of ${service}`);
       }
       try {
         const held = await kv.get(kvKey);
         if (held !== null && held.operation === 'PUT') return held.string();
       } catch (error) {
-        throw storeError(error, `cannot read the claim of '${key}' of ${service}`);
+        throw jetStreamStoreError(error, `cannot read the claim of '${key}' of ${service}`);
       }
     }
     throw new ToolbusError('store-error', `cannot claim '${key}' of ${service}: it keeps changing`);
@@ -142,7 +143,7 @@ export class NatsKvCallStore implements CallStore {
     try {
       iterator = await kv.watch({ key: recordKey(id) });
     } catch (error) {
-      throw storeError(error, `cannot watch call '${id}'`);
+      throw jetStreamStoreError(error, `cannot watch call '${id}'`);
     }
     // Stopping the iterator ends the for-await below, wherever it waits.
     const stop = (): void => iterator.stop();
@@ -160,7 +161,7 @@ export class NatsKvCallStore implements CallStore {
       }
     } catch (error) {
       if (signal.aborted || this.#closed) return;
-      throw storeError(error, `the watch of call '${id}' failed`);
+      throw jetStreamStoreError(error, `the watch of call '${id}' failed`);
     } finally {
       signal.removeEventListener('abort', stop);
       this.#watchers.delete(iterator);
@@ -208,7 +209,7 @@ export class NatsKvCallStore implements CallStore {
         })
         .catch((error: unknown) => {
           if (this.#kv === kv) this.#kv = undefined;
-          throw storeError(error, `cannot open the call bucket '${this.#bucket}'`);
+          throw jetStreamStoreError(error, `cannot open the call bucket '${this.#bucket}'`);
         });
       this.#kv = kv;
     }
@@ -247,39 +248,6 @@ function checkBucket(bucket: string): string {
   );
 }
 
-function isConflict(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return (
-    (typeof code === 'number' && WRONG_LAST_SEQUENCE.has(code)) ||
-    /wrong last sequence/i.test(String((error as Error).message))
-  );
-}
-
 function closedError(bucket: string): ToolbusError {
   return new ToolbusError('closed', `NatsKvCallStore (bucket '${bucket}') is closed; open a new store`);
-}
-
-/** Maps a nats.js failure as the config store does: an outage is `unavailable`, the rest `store-error`. */
-function storeError(error: unknown, what: string): ToolbusError {
-  if (isToolbusError(error)) return error as ToolbusError;
-  const err = error instanceof Error ? error : new Error(String(error));
-  if (err.name === 'ClosedConnectionError' || err.name === 'DrainingConnectionError') {
-    return new ToolbusError('closed', `${what}: the NATS connection is closed`, { cause: err });
-  }
-  if (/jetstream not enabled|JetStreamNotEnabled|no responders/i.test(`${err.name} ${err.message}`)) {
-    return new ToolbusError(
-      'unavailable',
-      `${what}: JetStream is not available (${err.message}); expected nats-server running with -js ` +
-        '(just after a restart it takes a few seconds to come back)',
-      { cause: err },
-    );
-  }
-  if (err.name === 'TimeoutError' || /temporarily unavailable|\b10008\b/i.test(err.message)) {
-    return new ToolbusError(
-      'unavailable',
-      `${what}: JetStream did not answer (${err.message}); the NATS server may be restarting, try again shortly`,
-      { cause: err },
-    );
-  }
-  return new ToolbusError('store-error', `${what}: ${err.message}`, { cause: err });
 }

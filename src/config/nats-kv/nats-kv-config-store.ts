@@ -33,6 +33,7 @@ import { fromKvKey, toKvKey, encodeKeyPart } from './key-codec.js';
 // The same client family (toolbus/nats): one way to connect, one set of connection errors.
 import { connectNats, type NatsConnectOptions } from '../../bus/nats/connect.js';
 import { ConnectionState } from '../../bus/nats/connection-state.js';
+import { isRevisionConflict, jetStreamStoreError } from '../../bus/nats/jetstream-errors.js';
 
 /** The default bucket name. */
 export const DEFAULT_CONFIG_BUCKET = 'toolbus-config';
@@ -55,7 +56,6 @@ export interface NatsKvConfigStoreConnectOptions
   extends Omit<NatsKvConfigStoreOptions, 'ownsConnection'>, NatsConnectOptions {}
 
 const BUCKET = /^[A-Za-z0-9_-]+$/;
-const WRONG_LAST_SEQUENCE = 10071;
 
 /**
  * A {@link ConfigStore} on JetStream key-value: hot reload across processes and machines.
@@ -104,7 +104,7 @@ export class NatsKvConfigStore implements ConfigStore {
         return bucket;
       })
       .catch((error: unknown) => {
-        throw storeError(error, `cannot open the config bucket '${this.#bucket}'`);
+        throw jetStreamStoreError(error, `cannot open the config bucket '${this.#bucket}'`);
       });
     // Failures surface on the first call; never as an unhandled rejection.
     this.#ready.catch(() => undefined);
@@ -168,7 +168,7 @@ export class NatsKvConfigStore implements ConfigStore {
       else revision = await kv.update(kvKey, data, expected);
       return this.#see(revision);
     } catch (error) {
-      if (expected !== undefined && isConflict(error)) {
+      if (expected !== undefined && isRevisionConflict(error)) {
         const id = `${type}/${key}`;
         const current = (await this.get(type, key).catch(() => undefined))?.revision ?? 0;
         checkRevision(id, current, expected);
@@ -178,7 +178,7 @@ export class NatsKvConfigStore implements ConfigStore {
           { cause: error },
         );
       }
-      throw storeError(error, `cannot write config item '${type}/${key}'`);
+      throw jetStreamStoreError(error, `cannot write config item '${type}/${key}'`);
     }
   }
 
@@ -197,7 +197,7 @@ export class NatsKvConfigStore implements ConfigStore {
         revision: entry.revision,
       };
     } catch (error) {
-      throw storeError(error, `cannot read config item '${type}/${key}'`);
+      throw jetStreamStoreError(error, `cannot read config item '${type}/${key}'`);
     }
   }
 
@@ -227,7 +227,10 @@ export class NatsKvConfigStore implements ConfigStore {
         .filter((item): item is ConfigItem => item !== undefined)
         .sort((a, b) => (a.type === b.type ? compare(a.key, b.key) : compare(a.type, b.type)));
     } catch (error) {
-      throw storeError(error, `cannot list config items${type === undefined ? '' : ` of type '${type}'`}`);
+      throw jetStreamStoreError(
+        error,
+        `cannot list config items${type === undefined ? '' : ` of type '${type}'`}`,
+      );
     }
   }
 
@@ -247,7 +250,8 @@ export class NatsKvConfigStore implements ConfigStore {
         return true;
       } catch (error) {
         // Changed meanwhile: read again (checkRevision then reports a conditional delete's conflict).
-        if (!isConflict(error)) throw storeError(error, `cannot delete config item '${type}/${key}'`);
+        if (!isRevisionConflict(error))
+          throw jetStreamStoreError(error, `cannot delete config item '${type}/${key}'`);
       }
     }
     throw new ToolbusError('store-error', `cannot delete config item '${type}/${key}': it keeps changing`);
@@ -306,7 +310,7 @@ export class NatsKvConfigStore implements ConfigStore {
         }
         queue.end();
       } catch (error) {
-        queue.fail(storeError(error, `config watch on bucket '${this.#bucket}' failed`));
+        queue.fail(jetStreamStoreError(error, `config watch on bucket '${this.#bucket}' failed`));
       }
     })();
     return queue;
@@ -318,7 +322,7 @@ export class NatsKvConfigStore implements ConfigStore {
     try {
       return this.#see((await kv.status()).streamInfo.state.last_seq);
     } catch (error) {
-      throw storeError(error, `cannot read the revision of bucket '${this.#bucket}'`);
+      throw jetStreamStoreError(error, `cannot read the revision of bucket '${this.#bucket}'`);
     }
   }
 
@@ -381,41 +385,10 @@ function isConnection(value: NatsConnection | KV): value is NatsConnection {
   return typeof (value as NatsConnection).subscribe === 'function';
 }
 
-function isConflict(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return code === WRONG_LAST_SEQUENCE || /wrong last sequence/i.test(String((error as Error).message));
-}
-
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function closedError(bucket: string): ToolbusError {
   return new ToolbusError('closed', `NatsKvConfigStore (bucket '${bucket}') is closed; open a new store`);
-}
-
-function storeError(error: unknown, what: string): ToolbusError {
-  if (isToolbusError(error)) return error as ToolbusError;
-  const err = error instanceof Error ? error : new Error(String(error));
-  if (err.name === 'ClosedConnectionError' || err.name === 'DrainingConnectionError') {
-    return new ToolbusError('closed', `${what}: the NATS connection is closed`, { cause: err });
-  }
-  if (/jetstream not enabled|JetStreamNotEnabled|no responders/i.test(`${err.name} ${err.message}`)) {
-    return new ToolbusError(
-      'unavailable',
-      `${what}: JetStream is not available (${err.message}); expected nats-server running with -js ` +
-        `(just after a restart it takes a few seconds to come back)`,
-      { cause: err },
-    );
-  }
-  // The server took the request but JetStream did not answer in time, or said it is not ready (a
-  // restart, a leader election): a matter of waiting, not a fault of the store or of the request.
-  if (err.name === 'TimeoutError' || /temporarily unavailable|\b10008\b/i.test(err.message)) {
-    return new ToolbusError(
-      'unavailable',
-      `${what}: JetStream did not answer (${err.message}); the NATS server may be restarting, try again shortly`,
-      { cause: err },
-    );
-  }
-  return new ToolbusError('store-error', `${what}: ${err.message}`, { cause: err });
 }
