@@ -8,7 +8,7 @@ import { isToolbusError } from '../errors/index.js';
 import type { AccessPolicy, Principal } from '../policy/index.js';
 import type { CallRecord, CallTasks } from '../services/index.js';
 import { FINAL_CALL_STATUSES } from '../bus/index.js';
-import type { ToolProvider } from '../tools/index.js';
+import { unknownToolError, type ToolProvider } from '../tools/index.js';
 import { openEventStream } from './event-stream.js';
 import { HttpError, sendJson } from './http-error.js';
 import type { RouteContext } from './route-context.js';
@@ -51,8 +51,7 @@ export async function startAsyncInvoke(
   const { principal, user, caller } = call;
   if (tools.get(name) === undefined) {
     // Said at once, as a synchronous call would: a task that can only fail helps nobody.
-    const result = await tools.call(name, {}, { user });
-    throw new HttpError(404, 'unknown-tool', result.content);
+    throw new HttpError(404, 'unknown-tool', unknownToolError(name, tools.list()).message);
   }
   const text = await ctx.readText();
   const release = admitCall(ctx, options.policy, principal, name);
@@ -72,13 +71,28 @@ export async function getCall(ctx: RouteContext, options: CallRouteOptions, id: 
   sendJson(ctx.res, 200, { call: callJson(record) }, ctx.headers);
 }
 
-/** `POST /api/v1/calls/{id}/cancel`: asks the call to stop; answers its state after the request. */
+/**
+ * `POST /api/v1/calls/{id}/cancel`, with an optional JSON body `{ "reason": "…" }`: asks the call to
+ * stop; answers its state after the request.
+ */
 export async function cancelCall(ctx: RouteContext, options: CallRouteOptions, id: string): Promise<void> {
   await visibleCall(ctx, options, id);
-  const record = await tasksOf(options).cancel(
-    id,
-    `cancelled through the API by ${ctx.principal?.name ?? 'a caller'}`,
-  );
+  let reason = `cancelled through the API by ${ctx.principal?.name ?? 'a caller'}`;
+  if ((await ctx.readText()).trim() !== '') {
+    const body = (await ctx.readJson('the cancel request')) as { reason?: unknown } | null;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new HttpError(
+        400,
+        'invalid-request',
+        'the cancel request must be a JSON object, e.g. {"reason": "not needed"}',
+      );
+    }
+    if (body.reason !== undefined && typeof body.reason !== 'string') {
+      throw new HttpError(400, 'invalid-request', `'reason' must be a string, got ${typeof body.reason}`);
+    }
+    if (typeof body.reason === 'string' && body.reason !== '') reason = body.reason.slice(0, 500);
+  }
+  const record = await tasksOf(options).cancel(id, reason);
   if (record === undefined) throw notFound(id);
   sendJson(ctx.res, 200, { call: callJson(record) }, ctx.headers);
 }

@@ -155,6 +155,18 @@ test('async calls through toolbus up: 202, state, events, the CLI, and the resul
     const cancel = await runCli(['call', '--cancel', longId, '--json', '--url', up.url], cliEnv);
     assert.equal(cancel.code, 0, cancel.stderr);
     const after = await waitForStatus(up, longId, 'cancelled');
+    const badReason = await api(up, `/api/v1/calls/${longId}/cancel`, {
+      method: 'POST',
+      body: '{"reason": 5}',
+    });
+    assert.equal(badReason.status, 400);
+    assert.match(await badReason.text(), /'reason' must be a string, got number/);
+    const notJson = await fetch(`${up.url}/api/v1/calls/${longId}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' },
+      body: 'stop',
+    });
+    assert.equal(notJson.status, 415);
     assert.match(after.error?.message ?? '', /cancelled/);
     const notYet = await runCli(['call', '--result', longId, '--url', up.url], cliEnv);
     assert.equal(notYet.code, 1);
