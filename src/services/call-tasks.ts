@@ -11,12 +11,7 @@ import type { CallRecord, CallStore, MessageBus } from '../bus/index.js';
 import { CALL_LEASE_MS, FINAL_CALL_STATUSES } from '../bus/index.js';
 import { ToolbusError } from '../errors/index.js';
 import { newTaskId, type ToolCallOptions, type ToolProvider, type ToolResult } from '../tools/index.js';
-import { WireProperty, cancelReasonOf, cancelTopicOf } from './rpc/index.js';
-
-/** Tries of one compare-and-set write that keeps meeting another writer. */
-const MAX_WRITE_TRIES = 8;
-/** The `service` of a task that runs in this process (not on a tool service). */
-export const LOCAL_TASK_SERVICE = 'local';
+import { LOCAL_TASK_SERVICE, cancelStoredCall, updateCall } from './call-state.js';
 
 /** Options of {@link CallTasks}. */
 export interface CallTasksOptions {
@@ -172,7 +167,7 @@ export class CallTasks {
   }
 
   async #failOrphan(id: string): Promise<CallRecord | undefined> {
-    return update(this.#store, id, (record) =>
+    return updateCall(this.#store, id, (record) =>
       this.#orphaned(record)
         ? {
             ...record,
@@ -194,7 +189,7 @@ export class CallTasks {
     if (this.#heartbeat !== undefined) return;
     this.#heartbeat = setInterval(() => {
       for (const id of this.#running.keys()) {
-        void update(this.#store, id, (record) =>
+        void updateCall(this.#store, id, (record) =>
           record.holder === this.#holder && !FINAL_CALL_STATUSES.has(record.status)
             ? { ...record, updatedAt: Date.now() }
             : undefined,
@@ -248,7 +243,7 @@ export class CallTasks {
   /** Stores a task's outcome, unless a durable service stored one first (its own is the one kept). */
   async #settle(id: string, outcome: Partial<CallRecord>): Promise<void> {
     try {
-      await update(this.#store, id, (record) =>
+      await updateCall(this.#store, id, (record) =>
         // A durable service took the task over (its service is the request queue): its state is its own.
         FINAL_CALL_STATUSES.has(record.status) || record.service !== LOCAL_TASK_SERVICE
           ? undefined
@@ -258,57 +253,6 @@ export class CallTasks {
       // The store is down: the task's caller sees it `running` until the record expires.
     }
   }
-}
-
-/**
- * Cancels durable call `id` as kept in `store`: a queued call ends `cancelled` at once (no replica will
- * run it); a running one is marked `cancelRequested` and its replica is told on the service's cancel
- * topic. A final call is left as it is. Resolves with the state after the request, or undefined when
- * there is none.
- */
-export async function cancelStoredCall(
-  bus: MessageBus,
-  store: CallStore,
-  id: string,
-  reason: string,
-): Promise<CallRecord | undefined> {
-  const next = await update(store, id, (record) => {
-    if (FINAL_CALL_STATUSES.has(record.status)) return undefined;
-    const changed: CallRecord = { ...record, cancelRequested: true, updatedAt: Date.now() };
-    if (record.status === 'queued') {
-      changed.status = 'cancelled';
-      changed.error = { type: 'cancelled', message: `call '${id}' was cancelled before it ran: ${reason}` };
-    }
-    return changed;
-  });
-  if (next?.status === 'running' && next.service !== LOCAL_TASK_SERVICE) {
-    await bus
-      .publish(cancelTopicOf(next.service), '', {
-        [WireProperty.Id]: id,
-        [WireProperty.Cancel]: cancelReasonOf(reason),
-      })
-      .catch(() => undefined);
-  }
-  return next;
-}
-
-/**
- * A compare-and-set update of record `id`: `change` returns the new record, or undefined to leave it.
- * Resolves with the record as stored after it, or undefined when there is none.
- */
-async function update(
-  store: CallStore,
-  id: string,
-  change: (record: CallRecord) => CallRecord | undefined,
-): Promise<CallRecord | undefined> {
-  for (let tries = 0; tries < MAX_WRITE_TRIES; tries++) {
-    const stored = await store.get(id);
-    if (stored === undefined) return undefined;
-    const next = change(stored.record);
-    if (next === undefined) return stored.record;
-    if ((await store.put(next, stored.revision)) !== undefined) return next;
-  }
-  throw new ToolbusError('store-error', `call '${id}': its state kept changing; try again`);
 }
 
 /** A task's final state from its `ToolResult`. */

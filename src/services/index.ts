@@ -108,8 +108,9 @@ export type {
   AnnouncerOptions,
   DynamicToolServiceAnnounceOptions,
 } from './announcements.js';
-export { CallTasks, cancelStoredCall, LOCAL_TASK_SERVICE } from './call-tasks.js';
-export type { CallTaskStartOptions } from './call-tasks.js';
+export { CallTasks } from './call-tasks.js';
+export { cancelStoredCall, LOCAL_TASK_SERVICE } from './call-state.js';
+export type { CallTaskStartOptions, CallTasksOptions } from './call-tasks.js';
 export {
   DEFAULT_DURABLE_ACK_WAIT_MS,
   DEFAULT_DURABLE_MAX_ATTEMPTS,

@@ -13,8 +13,6 @@ import {
   RpcClientCall,
   StreamCall,
   WireProperty,
-  cancelReasonOf,
-  cancelTopicOf,
   type DroppedResponseReason,
   type RpcClientProtocol,
 } from './rpc/index.js';
@@ -27,6 +25,7 @@ import {
   fromWireError,
   type ToolServiceResponse,
 } from './wire.js';
+import { cancelStoredCall } from './call-state.js';
 
 /** How long a call waits for its last response unless `timeoutMs` says otherwise (60 s). */
 export const DEFAULT_TOOL_SERVICE_TIMEOUT_MS = 60_000;
@@ -551,32 +550,7 @@ export class ToolServiceClient {
    * store has no such call. A final call is left as it is.
    */
   async cancel(callId: string, reason = 'cancelled by the caller'): Promise<CallRecord | undefined> {
-    const store = this.#store('cancel');
-    for (let tries = 0; tries < 8; tries++) {
-      const stored = await store.get(callId);
-      if (stored === undefined) return undefined;
-      const record = stored.record;
-      if (FINAL_CALL_STATUSES.has(record.status)) return record;
-      const next: CallRecord = { ...record, cancelRequested: true, updatedAt: Date.now() };
-      if (record.status === 'queued') {
-        next.status = 'cancelled';
-        next.error = {
-          type: 'cancelled',
-          message: `call '${callId}' was cancelled before it ran: ${reason}`,
-        };
-      }
-      if ((await store.put(next, stored.revision)) === undefined) continue;
-      if (next.status === 'running') {
-        await this.#bus
-          .publish(cancelTopicOf(this.#requestQueue), '', {
-            [WireProperty.Id]: callId,
-            [WireProperty.Cancel]: cancelReasonOf(reason),
-          })
-          .catch(() => undefined);
-      }
-      return next;
-    }
-    throw new ToolbusError('store-error', `call '${callId}': its state kept changing; try again`);
+    return cancelStoredCall(this.#bus, this.#store('cancel'), callId, reason);
   }
 
   /**

@@ -197,11 +197,11 @@ test('1,000 durable calls under random replica kills: none lost, duplicates with
   const KEYED = CALLS / 5;
   let stop = false;
   let kills = 0;
-  // Chaos: every 200–500 ms one replica is killed with SIGKILL and started again.
+  // Chaos: every 150–350 ms one replica is killed with SIGKILL and started again.
   const chaos = (async () => {
     let generation = 0;
     while (!stop) {
-      await sleep(200 + Math.floor(Math.random() * 300));
+      await sleep(150 + Math.floor(Math.random() * 200));
       if (stop) break;
       const name = names[Math.floor(Math.random() * names.length)]!;
       const victim = live.get(name);
@@ -222,7 +222,7 @@ test('1,000 durable calls under random replica kills: none lost, duplicates with
         const id = ids[i]!;
         // Every fifth call is to the idempotent tool, with a key of its own.
         const keyed = i % 5 === 0;
-        const args = keyed ? { ms: 20, keyed: true } : { ms: 20 + (i % 80), n: i };
+        const args = keyed ? { ms: 40, keyed: true } : { ms: 40 + (i % 80), n: i };
         const options = keyed ? { id, idempotencyKey: `key-${i}`, idempotent: true } : { id };
         results.set(id, await c.call('', {}, args, options));
       }
