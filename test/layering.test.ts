@@ -147,10 +147,12 @@ export function checkLayering(files: ReadonlyMap<string, string>): string[] {
         );
       }
       // The toolbus/nats entry (bus/nats/index.ts) re-exports config/nats-kv: importing that index back
-      // would be a cycle, so the store reaches the family's shared connection modules directly.
+      // would be a cycle, so the store reaches the family's shared connection and error modules directly.
       const sharedConnect =
         from === 'config/nats-kv' &&
-        (target === 'bus/nats/connect.js' || target === 'bus/nats/connection-state.js');
+        (target === 'bus/nats/connect.js' ||
+          target === 'bus/nats/connection-state.js' ||
+          target === 'bus/nats/jetstream-errors.js');
       if (target !== `${to}/index.js` && !sharedConnect) {
         problems.push(`${file}: imports '${spec}'; other layers import only '${to}/index.js'`);
       }
