@@ -69,6 +69,11 @@ export interface ToolServiceToolDescriptor {
    */
   idempotent: boolean;
   /**
+   * `output-schema`: a JSON Schema of the object the service answers (its response text is JSON). Each
+   * result is checked against it and served as MCP `structuredContent`. @default none
+   */
+  outputSchema?: JsonObject;
+  /**
    * Every other key of the descriptor with its value: the config param values, and anything else (which
    * `createToolServiceTool` reports as a warning).
    */
@@ -87,6 +92,8 @@ export const TOOL_DESCRIPTOR_KEYS: readonly string[] = [
   'tags',
   // Read by durable tool services: a repeated idempotency key gets the first outcome.
   'idempotent',
+  // What the service answers, as a JSON Schema of an object.
+  'output-schema',
 ];
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -239,11 +246,28 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
   if (typeof idempotent !== 'boolean') {
     throw invalid(`${where}: field 'idempotent' must be a boolean, got ${describe(idempotent)}`);
   }
+  const outputSchema = object['output-schema'];
+  if (
+    outputSchema !== undefined &&
+    (outputSchema === null || typeof outputSchema !== 'object' || Array.isArray(outputSchema))
+  ) {
+    throw invalid(
+      `${where}: field 'output-schema' must be a JSON Schema object, e.g. {"type": "object", "properties": {…}}, got ${describe(outputSchema)}`,
+    );
+  }
   const values: Record<string, JsonValue> = {};
   for (const [key, v] of Object.entries(object)) {
     if (!TOOL_DESCRIPTOR_KEYS.includes(key)) setOwn(values, key, v);
   }
-  return { name, description, service, arguments: args, idempotent, values };
+  return {
+    name,
+    description,
+    service,
+    arguments: args,
+    idempotent,
+    ...(outputSchema !== undefined ? { outputSchema: outputSchema as JsonObject } : {}),
+    values,
+  };
 }
 
 /** The kebab-case JSON of a tool-service descriptor (the inverse of {@link parseToolServiceDescriptor}). */
@@ -265,6 +289,7 @@ export function formatToolServiceToolDescriptor(descriptor: ToolServiceToolDescr
     description: descriptor.description,
     service: descriptor.service,
     ...(descriptor.idempotent ? { idempotent: true } : {}),
+    ...(descriptor.outputSchema !== undefined ? { 'output-schema': descriptor.outputSchema } : {}),
     ...descriptor.values,
     arguments: descriptor.arguments.map((a): JsonObject => {
       const arg: JsonObject = { name: a.name, type: a.type, description: a.description };

@@ -85,6 +85,9 @@ export class ToolServiceTool extends BaseTool implements Tool {
       description: options.descriptor.description,
       parameters: argumentsToJsonSchema(options.descriptor.arguments),
       ...(options.descriptor.idempotent ? { annotations: { idempotent: true } } : {}),
+      ...(options.descriptor.outputSchema !== undefined
+        ? { outputSchema: options.descriptor.outputSchema }
+        : {}),
     });
     this.#idempotent = options.descriptor.idempotent;
     this.serviceId = options.service.id;

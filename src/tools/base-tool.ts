@@ -39,6 +39,11 @@ export interface BaseToolOptions {
   needsApproval?: NeedsApproval;
   /** Words for search and profiles (see `Tool.tags`). @default none */
   tags?: readonly string[];
+  /**
+   * What the result looks like: a zod object, Standard Schema or raw JSON Schema of an object (see
+   * `Tool.outputSchema`). Results are checked against it; a mismatch is a `tool-error`. @default none
+   */
+  outputSchema?: ParametersSource;
 }
 
 /** A signal, or anything carrying one (a `CancellationToken`). */
@@ -86,6 +91,7 @@ export abstract class BaseTool implements Tool {
   readonly annotations?: ToolAnnotations;
   readonly needsApproval?: NeedsApproval;
   readonly tags?: readonly string[];
+  readonly outputSchema?: ObjectJsonSchema;
   readonly #strict: boolean;
   readonly #parameters: ObjectJsonSchema;
   readonly #validate: Validator;
@@ -121,6 +127,16 @@ export abstract class BaseTool implements Tool {
     } catch (error) {
       if (isToolbusError(error)) {
         throw new ToolbusError(error.code, `tool '${options.name}': ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+    try {
+      if (options.outputSchema !== undefined) this.outputSchema = toParametersSchema(options.outputSchema);
+    } catch (error) {
+      if (isToolbusError(error)) {
+        throw new ToolbusError(error.code, `tool '${options.name}': its output schema: ${error.message}`, {
+          cause: error,
+        });
       }
       throw error;
     }

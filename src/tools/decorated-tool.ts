@@ -2,6 +2,7 @@
  * @module A tool with its approval rule or tags set from outside (a config item's `approval` and
  * `tags` fields), whatever its kind.
  */
+import type { ObjectJsonSchema } from '../schema/index.js';
 import type { NeedsApproval } from './approval.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolSchema } from './tool.js';
 import { checkToolTags } from './tool-tags.js';
@@ -31,6 +32,7 @@ class DecoratedTool implements Tool {
   readonly timeoutMs?: number;
   readonly needsApproval?: NeedsApproval;
   readonly tags?: readonly string[];
+  readonly outputSchema?: ObjectJsonSchema;
   readonly #inner: Tool;
 
   constructor(inner: Tool, decoration: ToolDecoration) {
@@ -40,6 +42,7 @@ class DecoratedTool implements Tool {
     this.schema = inner.schema;
     if (inner.annotations) this.annotations = inner.annotations;
     if (inner.timeoutMs !== undefined) this.timeoutMs = inner.timeoutMs;
+    if (inner.outputSchema !== undefined) this.outputSchema = inner.outputSchema;
     const needsApproval = decoration.needsApproval ?? inner.needsApproval;
     if (needsApproval !== undefined) this.needsApproval = needsApproval;
     const tags = decoration.tags ? checkToolTags(decoration.tags, `tool '${inner.name}'`) : inner.tags;

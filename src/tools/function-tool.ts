@@ -32,6 +32,12 @@ export interface FunctionToolOptions<S extends ParametersSource> {
   needsApproval?: boolean | ((args: InferToolArgs<S>, ctx: ApprovalContext) => boolean | Promise<boolean>);
   /** Words for search and profiles (`['weather']`); the model's schema does not show them. @default none */
   tags?: readonly string[];
+  /**
+   * What `fn` returns: a zod object, Standard Schema or raw JSON Schema of an object. Each result is
+   * checked against it (a mismatch is a `tool-error` saying what is wrong) and served as MCP
+   * `structuredContent` with its JSON text. @default none
+   */
+  outputSchema?: ParametersSource;
 }
 
 /** The function behind a {@link FunctionTool}. */
@@ -76,6 +82,7 @@ export class FunctionTool<S extends ParametersSource = ParametersSource> extends
     if (options.annotations !== undefined) base.annotations = options.annotations;
     if (options.needsApproval !== undefined) base.needsApproval = options.needsApproval as NeedsApproval;
     if (options.tags !== undefined) base.tags = options.tags;
+    if (options.outputSchema !== undefined) base.outputSchema = options.outputSchema;
     super(base);
     this.#fn = fn;
   }

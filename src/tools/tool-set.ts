@@ -2,7 +2,7 @@
  * @module `ToolSet`: the tools an agent sees, and the one place the tool error contract is applied.
  */
 import { performance } from 'node:perf_hooks';
-import { MAX_JSON_DEPTH, findJsonError, jsonDepth } from '../schema/index.js';
+import { MAX_JSON_DEPTH, findJsonError, jsonDepth, type JsonObject } from '../schema/index.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { CallDeadlines, type Schedulable } from './call-deadlines.js';
 import { ToolbusError, isToolbusError, numberOption } from '../errors/index.js';
@@ -23,6 +23,7 @@ import { truncateOutput } from './truncate-output.js';
 import { NearestNames } from './nearest-names.js';
 import { BaseTool, runFailure, startRun } from './base-tool.js';
 import { CallIdSource } from './call-id.js';
+import { checkToolOutput } from './output-schema.js';
 import { hookList, runHooks, type Hook, type HookFn } from './hooks.js';
 import { endSpanWithFailure, runInSpan, tracingEnabled } from './tracing.js';
 import { endToolSpan, startToolSpan } from './tool-tracing.js';
@@ -604,6 +605,13 @@ class CallControl extends LazyAbortController implements Schedulable {
   /** The result for the tool's return value: as text, capped at the set's output limit. */
   success(value: unknown): ToolResult {
     const name = this.name;
+    const outputSchema = this.#tool.outputSchema;
+    let structured: JsonObject | undefined;
+    if (outputSchema !== undefined) {
+      const checked = checkToolOutput(name, outputSchema, value);
+      if (checked instanceof ToolError) return failure(name, this.callId, checked, this.replay);
+      structured = checked.structured;
+    }
     let content: string;
     try {
       content = this.#tool.returnValueAsString(value);
@@ -635,7 +643,23 @@ class CallControl extends LazyAbortController implements Schedulable {
             isError: false,
             arguments: this.replay,
           };
-    if (capped !== undefined && capped.cutBytes > 0) result.truncatedBytes = capped.cutBytes;
+    if (capped !== undefined && capped.cutBytes > 0) {
+      // Half an object is no object its schema describes: over the cap, a structured result fails.
+      if (structured !== undefined) {
+        return failure(
+          name,
+          this.callId,
+          new ToolError(
+            'too-large',
+            `tool '${name}': its result is ${capped.cutBytes + maxBytes} bytes or more, over the ${maxBytes}-byte cap; ` +
+              'a result with an output schema cannot be cut: ask for less',
+            { toolName: name },
+          ),
+          this.replay,
+        );
+      }
+      result.truncatedBytes = capped.cutBytes;
+    } else if (structured !== undefined) result.structured = structured;
     return result;
   }
 

@@ -1,7 +1,7 @@
 /**
  * @module The `Tool` contract every kind of tool implements.
  */
-import type { JsonSchema, ToolSchema } from '../schema/index.js';
+import type { JsonObject, JsonSchema, ObjectJsonSchema, ToolSchema } from '../schema/index.js';
 import type { ToolError } from './errors.js';
 import type { NeedsApproval } from './approval.js';
 import type { ToolSearchHit, ToolSearchOptions } from './tool-search.js';
@@ -72,6 +72,12 @@ export interface Tool {
    */
   readonly tags?: readonly string[];
   /**
+   * What the tool's result looks like: a JSON Schema of an object (MCP's `outputSchema`). `ToolSet`
+   * checks every result against it (a mismatch is a `tool-error` saying what is wrong) and keeps a match
+   * as the result's `structured` value; the MCP bridge serves both. @default none
+   */
+  readonly outputSchema?: ObjectJsonSchema;
+  /**
    * Validates `args` against the schema, then runs the tool.
    *
    * Rejects with a {@link ToolError}: `invalid-arguments`, `tool-error`, `cancelled`, and for remote
@@ -103,6 +109,11 @@ export interface ToolResult {
   arguments?: string;
   /** Set when the output was over the cap: how many UTF-8 bytes were cut from the middle. */
   truncatedBytes?: number;
+  /**
+   * The result as an object, for a tool with an `outputSchema` whose result matched it (and was not
+   * cut); `content` holds its JSON text.
+   */
+  structured?: JsonObject;
 }
 
 /** Options of `ToolSet.call`. */

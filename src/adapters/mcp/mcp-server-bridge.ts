@@ -181,6 +181,8 @@ function toMcpTool(tool: Tool): McpToolDefinition {
     description: tool.description,
     inputSchema: tool.schema.parameters as McpToolDefinition['inputSchema'],
   };
+  if (tool.outputSchema !== undefined)
+    def.outputSchema = tool.outputSchema as McpToolDefinition['outputSchema'];
   const a = tool.annotations;
   if (a) {
     def.annotations = {
@@ -282,6 +284,8 @@ function buildServer(
       }
       return {
         content: [{ type: 'text', text: result.content }],
+        // A result that matched the tool's output schema, also as structuredContent (its text is its JSON).
+        ...(result.structured !== undefined ? { structuredContent: result.structured } : {}),
         ...(result.isError ? { isError: true } : {}),
       };
     });

@@ -20,6 +20,16 @@ export interface McpToolOptions {
   onProgress?: (progress: { tool: string; progress: number; total?: number; message?: string }) => void;
 }
 
+/**
+ * The server's output schema as a JSON object (its `$schema` left out, as for the input schema), or
+ * undefined when the tool declares none.
+ */
+export function outputSchemaOf(definition: McpToolDefinition): { [key: string]: JsonValue } | undefined {
+  if (definition.outputSchema === undefined) return undefined;
+  const { $schema: _dialect, ...schema } = definition.outputSchema as { [key: string]: JsonValue };
+  return schema;
+}
+
 /** The server's input schema as a JSON object (an MCP tool without one takes an empty object). */
 export function inputSchemaOf(definition: McpToolDefinition): { [key: string]: JsonValue } {
   const { $schema: _dialect, ...schema } = (definition.inputSchema ?? { type: 'object' }) as {
@@ -66,11 +76,14 @@ export class McpTool extends BaseTool {
   /** @throws {ToolbusError} `invalid-name` or `invalid-schema` when the server's schema is unusable. */
   constructor(session: McpSession, definition: McpToolDefinition, options: McpToolOptions = {}) {
     const annotations = annotationsOf(definition);
+    const outputSchema = outputSchemaOf(definition);
     super({
       name: options.name ?? encodeToolName(definition.name),
       description: options.description ?? definition.description ?? definition.title ?? definition.name,
       parameters: options.parameters ?? inputSchemaOf(definition),
       ...(annotations ? { annotations } : {}),
+      // Its structuredContent is checked against it (ToolSet), as the MCP specification asks of clients.
+      ...(outputSchema ? { outputSchema } : {}),
     });
     this.#session = session;
     this.definition = definition;
