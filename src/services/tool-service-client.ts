@@ -101,6 +101,11 @@ export interface ToolServiceCallOptions {
   idempotencyKey?: string;
   /** Durable calls: the tool declares that repeating a key is safe. @default false */
   idempotent?: boolean;
+  /**
+   * `call()` only: hears each chunk of a streamed reply as it arrives (the result is still all of them
+   * joined), e.g. to report progress. @default none
+   */
+  onChunk?: (chunk: string) => void;
 }
 
 /** Options of {@link ToolServiceClient.start}. */
@@ -161,9 +166,12 @@ class CollectCall extends RpcClientCall<ToolServiceResponse> {
   /** The response text so far: one chunk, or several once a reply streams. */
   #text: string | string[] | undefined = undefined;
 
-  constructor(toolName: string | undefined) {
+  readonly #onChunk: ((chunk: string) => void) | undefined;
+
+  constructor(toolName: string | undefined, onChunk?: (chunk: string) => void) {
     super();
     this.toolName = toolName;
+    this.#onChunk = onChunk;
   }
 
   /** The executor of the call's promise, bound to the call: no closure and context per call. */
@@ -175,6 +183,13 @@ class CollectCall extends RpcClientCall<ToolServiceResponse> {
   receive(response: ToolServiceResponse, last: boolean): void {
     const text = response.response;
     this.received += text.length;
+    if (!last && this.#onChunk !== undefined && text !== '') {
+      try {
+        this.#onChunk(text);
+      } catch {
+        // A listener must not change the call's outcome.
+      }
+    }
     const sofar = this.#text;
     if (sofar === undefined) this.#text = text;
     else if (typeof sofar === 'string') this.#text = [sofar, text];
@@ -406,7 +421,7 @@ export class ToolServiceClient {
     args: Record<string, unknown> | string,
     options: ToolServiceCallOptions = NO_OPTIONS,
   ): Promise<string> {
-    const call = new CollectCall(options.toolName);
+    const call = new CollectCall(options.toolName, options.onChunk);
     const promise = new Promise<string>(call.takeResolver.bind(call));
     try {
       this.#start(call, user, config, args, options);

@@ -110,12 +110,16 @@ export class ToolServiceTool extends BaseTool implements Tool {
     }
     if (isTaskId(ctx.callId) && this.#client.delivery === 'durable') return this.#runTask(forwarded, ctx);
     // The context's deadline is the outermost caller's budget: the client sends no later one.
+    // Each streamed chunk is a step of progress (the result is still every chunk joined).
+    let chunks = 0;
+    const progress = ctx.progress?.bind(ctx);
     return this.#client.call(ctx.user ?? '', this.#configJson, JSON.stringify(forwarded), {
       signal: ctx.signal,
       timeoutMs: this.#timeoutMs,
       deadline: ctx.deadline,
       toolName: this.name,
       idempotent: this.#idempotent,
+      ...(progress ? { onChunk: (chunk: string) => progress({ progress: ++chunks, message: chunk }) } : {}),
     });
   }
 

@@ -15,7 +15,7 @@ import {
 } from '../schema/index.js';
 import { ToolbusError, isToolbusError, type AbortState } from '../errors/index.js';
 import { ToolError, toolAbortError } from './errors.js';
-import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext } from './tool.js';
+import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext, ToolProgress } from './tool.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
 import { onAbort } from './abort-fanout.js';
 import { validateToolName } from './tool-name.js';
@@ -271,6 +271,7 @@ export abstract class BaseTool implements Tool {
       if (lazy !== undefined) ctx = new LazySignalContext(lazy, callId, options);
       else {
         ctx = { signal: abortSignal ?? NEVER_ABORTED, callId };
+        if (options?.onProgress !== undefined) ctx.progress = options.onProgress;
         if (options?.user !== undefined) ctx.user = options.user;
         if (options?.deadline !== undefined) ctx.deadline = options.deadline;
       }
@@ -332,12 +333,14 @@ class LazySignalContext implements ToolCallContext {
   readonly callId: string;
   user?: string;
   deadline?: number;
+  progress?: (update: ToolProgress) => void;
 
   constructor(lazy: LazyAbortController, callId: string, options: RunJsonOptions | undefined) {
     this.#lazy = lazy;
     this.callId = callId;
     if (options?.user !== undefined) this.user = options.user;
     if (options?.deadline !== undefined) this.deadline = options.deadline;
+    if (options?.onProgress !== undefined) this.progress = options.onProgress;
   }
 
   get signal(): AbortSignal {

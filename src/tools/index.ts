@@ -8,6 +8,7 @@ export type {
   ToolSchema,
   ToolAnnotations,
   ToolCallContext,
+  ToolProgress,
   RunJsonOptions,
   ToolResult,
   ToolCallOptions,
@@ -35,7 +36,13 @@ export {
   unknownToolError,
   LIST_ALL_TOOLS_UP_TO,
 } from './tool-set.js';
-export type { ToolSetOptions, ToolSetHooks, ToolCallEvent, ToolResultEvent } from './tool-set.js';
+export type {
+  ToolSetOptions,
+  ToolSetHooks,
+  ToolCallEvent,
+  ToolResultEvent,
+  ToolProgressEvent,
+} from './tool-set.js';
 export { hookList, notifyHooks, runHooks } from './hooks.js';
 export type { Hook, HookFn } from './hooks.js';
 export { LiveToolSet } from './live-tool-set.js';

@@ -14,6 +14,7 @@ import type {
   Tool,
   ToolCallContext,
   ToolCallOptions,
+  ToolProgress,
   ToolProvider,
   ToolResult,
 } from './tool.js';
@@ -24,7 +25,7 @@ import { NearestNames } from './nearest-names.js';
 import { BaseTool, runFailure, startRun } from './base-tool.js';
 import { CallIdSource } from './call-id.js';
 import { checkToolOutput } from './output-schema.js';
-import { hookList, runHooks, type Hook, type HookFn } from './hooks.js';
+import { hookList, notifyHooks, runHooks, type Hook, type HookFn } from './hooks.js';
 import { endSpanWithFailure, runInSpan, tracingEnabled } from './tracing.js';
 import { endToolSpan, startToolSpan } from './tool-tracing.js';
 
@@ -72,6 +73,15 @@ export interface ToolSetHooks {
   onResult?: Hook<ToolResultEvent>;
   /** Runs after `onResult` for error results only (`result.error` is set). Errors ignored too. @default none */
   onError?: Hook<ToolResultEvent>;
+  /** A running tool reported progress (`ctx.progress`). Errors ignored. @default none */
+  onProgress?: Hook<ToolProgressEvent>;
+}
+
+/** What `onProgress` hooks see: which call, and its report. */
+export interface ToolProgressEvent extends ToolProgress {
+  readonly name: string;
+  readonly callId: string;
+  readonly user: string | undefined;
 }
 
 /** Options of {@link ToolSet}. */
@@ -98,6 +108,7 @@ interface ResolvedToolSetOptions {
   onCall: readonly HookFn<ToolCallEvent>[];
   onResult: readonly HookFn<ToolResultEvent>[];
   onError: readonly HookFn<ToolResultEvent>[];
+  onProgress: readonly HookFn<ToolProgressEvent>[];
   describeUnknown: ((name: string) => string | undefined) | undefined;
 }
 
@@ -160,6 +171,7 @@ export class ToolSet implements ToolProvider {
       onCall: hookList(options.hooks?.onCall),
       onResult: hookList(options.hooks?.onResult),
       onError: hookList(options.hooks?.onError),
+      onProgress: hookList(options.hooks?.onProgress),
       describeUnknown: options.describeUnknown,
     };
     this.#limiter = new ConcurrencyLimiter(this.#options.concurrency);
@@ -401,6 +413,11 @@ export class ToolSet implements ToolProvider {
 
     // One object per call: abort controller, deadline entry, caller-signal listener and the call's state.
     const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, callerSignal);
+    // Only a call somebody listens to for progress pays for a sink.
+    const hooks = this.#options.onProgress;
+    const own = options.onProgress;
+    if (hooks.length > 0 || own !== undefined)
+      control.progressSink = progressSink(name, callId, user, own, hooks);
     control.setDeadline(deadline, timed);
     // One listener on the caller's signal however many calls share it; `handleEvent`: no closure per call.
     if (callerSignal !== undefined) control.unwatch = onAbort(callerSignal, control);
@@ -444,6 +461,7 @@ export class ToolSet implements ToolProvider {
       }
       if (control.aborted) throw control.reason;
       const runOptions: RunJsonOptions = { callId: control.callId, user, deadline: control.deadline };
+      if (control.progressSink !== undefined) runOptions.onProgress = control.progressSink;
       const value = await control.race(tool.runJson(parsed, control, runOptions));
       return control.success(value);
     } catch (error) {
@@ -454,16 +472,33 @@ export class ToolSet implements ToolProvider {
   }
 }
 
+/** The one function a call's progress reports go through: the call's own listener, then the hooks. */
+function progressSink(
+  name: string,
+  callId: string,
+  user: string | undefined,
+  own: ((update: ToolProgress) => void) | undefined,
+  hooks: readonly HookFn<ToolProgressEvent>[],
+): (update: ToolProgress) => void {
+  return (update) => {
+    if (own !== undefined) notifyHooks(own, update);
+    if (hooks.length > 0) notifyHooks(hooks, { ...update, name, callId, user });
+  };
+}
+
 /** The context a tool gets on ToolSet's direct path: its signal and deadline come from the call's control. */
 class CallContext implements ToolCallContext {
   readonly #control: CallControl;
   readonly callId: string;
   user?: string;
 
+  progress?: (update: ToolProgress) => void;
+
   constructor(control: CallControl, user: string | undefined) {
     this.#control = control;
     this.callId = control.callId;
     if (user !== undefined) this.user = user;
+    if (control.progressSink !== undefined) this.progress = control.progressSink;
   }
 
   get signal(): AbortSignal {
@@ -507,6 +542,8 @@ class CallControl extends LazyAbortController implements Schedulable {
   unwatch: (() => void) | undefined = undefined;
   /** Whether the call holds one of the set's slots. */
   holding = false;
+  /** Where the tool's progress reports go, when anybody listens. */
+  progressSink: ((update: ToolProgress) => void) | undefined = undefined;
   readonly name: string;
   readonly callId: string;
   readonly replay: string | undefined;
@@ -574,7 +611,12 @@ class CallControl extends LazyAbortController implements Schedulable {
     try {
       running = direct
         ? tool[startRun](parsed, this, new CallContext(this, user), undefined)
-        : tool.runJson(parsed, this, { callId: this.callId, user, deadline: this.deadline });
+        : tool.runJson(parsed, this, {
+            callId: this.callId,
+            user,
+            deadline: this.deadline,
+            ...(this.progressSink !== undefined ? { onProgress: this.progressSink } : {}),
+          });
       raw = direct && this.rawRun;
       plain = raw && typeof (running as { then?: unknown } | null | undefined)?.then !== 'function';
     } catch (error) {

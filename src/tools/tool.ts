@@ -16,6 +16,16 @@ export interface ToolAnnotations {
   destructive?: boolean;
 }
 
+/** A step of a running call, as a tool reports it (MCP's progress notification). */
+export interface ToolProgress {
+  /** How far it got: grows with every report (a count of steps or bytes, say). */
+  progress: number;
+  /** What `progress` goes up to, when known. */
+  total?: number;
+  /** What it is doing, for a person. */
+  message?: string;
+}
+
 /** What a tool sees of the call it serves, besides its arguments. */
 export interface ToolCallContext {
   /** Aborted on cancellation or timeout. Always present. */
@@ -30,6 +40,12 @@ export interface ToolCallContext {
    * calls out (a tool service, an HTTP endpoint) derives its own timer and wire deadline from it.
    */
   deadline?: number;
+  /**
+   * Reports progress to whoever called (the `ToolSet`'s `onProgress` hooks and the call's own
+   * `onProgress`: an agent's event stream, an MCP client): `ctx.progress?.({ progress: 3, total: 10 })`.
+   * Set only while somebody listens, so a tool can skip the work of a report nobody reads. @default none
+   */
+  progress?(update: ToolProgress): void;
 }
 
 /** Optional call details passed to {@link Tool.runJson} beside the signal. */
@@ -40,6 +56,8 @@ export interface RunJsonOptions {
   user?: string;
   /** The call's absolute deadline (epoch ms), put in `ToolCallContext.deadline`. @default none */
   deadline?: number;
+  /** Hears the tool's `ctx.progress` reports. @default none */
+  onProgress?: (update: ToolProgress) => void;
 }
 
 /**
@@ -143,6 +161,8 @@ export interface ToolCallOptions {
    * approved. @default undefined
    */
   approvedBy?: string;
+  /** Hears the tool's progress reports (`ctx.progress`), besides the set's `onProgress` hooks. @default none */
+  onProgress?: (update: ToolProgress) => void;
 }
 
 /** Anything that can list and call tools: a `ToolSet` or a `LiveToolSet`. */

@@ -21,7 +21,7 @@ import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/s
 import { numberOption } from '../../errors/index.js';
 import type { CallTasks } from '../../services/index.js';
 import { DeferredTools, SEARCH_TOOLS_NAME } from '../../tools/index.js';
-import type { DeferredToolsOptions, Tool, ToolProvider } from '../../tools/index.js';
+import type { DeferredToolsOptions, Tool, ToolProgress, ToolProvider } from '../../tools/index.js';
 import { McpBridgeServer, asToolCallAnswer, serveMcpTasks, type McpTaskStarter } from './mcp-tasks.js';
 import { traceMcpServerCall } from './mcp-tracing.js';
 
@@ -269,12 +269,36 @@ function buildServer(
         }
         return asToolCallAnswer(await tasks.start(name, request.params.arguments ?? {}, request.params));
       }
+      // A client that sent a progress token hears the tool's ctx.progress reports as MCP notifications.
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      // Sent before the result: a client drops a call's progress handler once its response arrives.
+      let lastNotice: Promise<unknown> | undefined;
       const result = await calls.call(name, request.params.arguments ?? {}, {
         signal: ctx.mcpReq.signal,
         callId: String(ctx.mcpReq.id),
         caller,
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...(progressToken !== undefined
+          ? {
+              onProgress: (update: ToolProgress) => {
+                const sent = ctx.mcpReq
+                  .notify({
+                    method: 'notifications/progress',
+                    params: {
+                      progressToken,
+                      progress: update.progress,
+                      ...(update.total !== undefined ? { total: update.total } : {}),
+                      ...(update.message !== undefined ? { message: update.message } : {}),
+                    },
+                  })
+                  .catch(() => undefined);
+                // One transport sends in order: waiting for the last one waits for them all.
+                lastNotice = sent;
+              },
+            }
+          : {}),
       });
+      if (lastNotice !== undefined) await lastNotice;
       // MCP answers an unknown tool with a protocol error (-32602), in the tool set's one message.
       if (result.error?.code === 'unknown-tool') {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, result.content);

@@ -99,12 +99,21 @@ export class McpTool extends BaseTool {
 
   protected override async run(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown> {
     const onProgress = this.#onProgress;
+    // The server's progress notifications reach the tool's own listener and the caller's (ctx.progress).
+    const report = ctx.progress;
     const result = await this.#session.callTool(this.remoteName, args, {
       displayName: this.name,
       retryAfterReconnect: this.retryable,
       signal: ctx.signal,
       ...(this.#timeoutMs !== undefined ? { timeoutMs: this.#timeoutMs } : {}),
-      ...(onProgress ? { onProgress: (p) => onProgress({ tool: this.name, ...p }) } : {}),
+      ...(onProgress || report
+        ? {
+            onProgress: (p: { progress: number; total?: number; message?: string }) => {
+              onProgress?.({ tool: this.name, ...p });
+              report?.call(ctx, p);
+            },
+          }
+        : {}),
     });
     return callToolResultToValue(this.name, result);
   }
