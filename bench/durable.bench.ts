@@ -19,18 +19,14 @@
  * Run only this bench with `npm run bench -- durable`; `BENCH_DURABLE_IN_FLIGHT=1` (or `64`) measures one
  * concurrency alone.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { NatsBus } from '../src/bus/nats/index.js';
 import { ToolServiceClient } from '../src/services/index.js';
 import { startNatsServer } from '../test/support/nats-server.js';
 import { measure, type BenchRow, type BenchTable } from './harness.js';
+import { bundleFixtures, median, ratioSpread, startJsonChild } from './child-process.js';
 import type { TextTable } from './run.js';
 
-const root = new URL('..', import.meta.url).pathname;
 const CONCURRENCY = (process.env['BENCH_DURABLE_IN_FLIGHT'] ?? '1,64')
   .split(',')
   .map(Number)
@@ -52,103 +48,6 @@ const QUEUES = {
   [PLAIN]: { requestQueue: 'request:tg:bench-plain', responseQueue: 'response:tg:bench-plain' },
   [DURABLE]: { requestQueue: 'request:tg:bench-durable', responseQueue: 'response:tg:bench-durable' },
 } as const;
-
-interface ChildHandle {
-  process: ChildProcess;
-  line(match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
-  send(op: Record<string, unknown>): void;
-  stop(): Promise<void>;
-}
-
-/** A child process speaking JSON lines on stdout (as in nats.bench.ts). */
-function child(script: string, args: string[]): ChildHandle {
-  const proc = spawn(process.execPath, [script, ...args], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
-  const waiters: {
-    match: (l: Record<string, unknown>) => boolean;
-    resolve: (l: Record<string, unknown>) => void;
-  }[] = [];
-  createInterface({ input: proc.stdout! }).on('line', (text) => {
-    let l: Record<string, unknown>;
-    try {
-      l = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    for (const w of [...waiters]) {
-      if (w.match(l)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(l);
-      }
-    }
-  });
-  return {
-    process: proc,
-    line: (match) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${script}: no reply within 30 s`)), 30_000);
-        waiters.push({
-          match,
-          resolve: (l) => {
-            clearTimeout(timer);
-            resolve(l);
-          },
-        });
-      }),
-    send: (op) => proc.stdin!.write(JSON.stringify(op) + '\n'),
-    stop: async () => {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      const exited = new Promise((r) => proc.once('exit', r));
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-/**
- * Bundles the service fixture into a plain ES module with esbuild (as nats.bench.ts does its responders):
- * the NATS client stays the installed package, loaded from node_modules (the bundle sits in
- * node_modules/.cache to find it), so `NatsBus` takes the same path as in a deployment.
- */
-async function bundleService(): Promise<{ file: string; remove: () => Promise<void> }> {
-  const { build } = await import('esbuild');
-  const cache = join(root, 'node_modules', '.cache');
-  await mkdir(cache, { recursive: true });
-  const dir = await mkdtemp(join(cache, 'toolbus-durable-bench-'));
-  const file = join(dir, 'durable-service.mjs');
-  try {
-    await build({
-      entryPoints: [join(root, 'bench/fixtures/durable-service.ts')],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      outfile: file,
-      logLevel: 'silent',
-      external: ['@nats-io/*'],
-      // Some dependencies are CommonJS and call require().
-      banner: {
-        js: "import { createRequire as __benchRequire } from 'node:module'; const require = __benchRequire(import.meta.url);",
-      },
-    });
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
-  }
-  return { file, remove: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/** The median of some numbers (the upper one of the middle two for an even count). */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-}
-
-/** `median× (min–max)` of per-round ratios. */
-function spread(values: readonly number[]): string {
-  return `${median(values).toFixed(2)}× (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -213,11 +112,13 @@ interface Ratios {
 
 export default async function (): Promise<(BenchTable | TextTable)[]> {
   const server = await startNatsServer({ jetstream: true });
-  const bundled = await bundleService().catch(async (error: unknown) => {
+  const bundled = await bundleFixtures({ 'durable-service': 'bench/fixtures/durable-service.ts' }, [
+    'durable-service',
+  ]).catch(async (error: unknown) => {
     await server.stop();
     throw error;
   });
-  const service = child(bundled.file, [server.url]);
+  const service = startJsonChild(bundled.files['durable-service']!, [server.url], [], 5_000);
   const rows: BenchRow[] = [];
   const notes: string[] = [];
   const ratioRows: string[][] = [];
@@ -338,9 +239,9 @@ export default async function (): Promise<(BenchTable | TextTable)[]> {
       ratioRows.push([
         String(concurrency),
         String(rounds),
-        spread(ratios.p50),
-        spread(ratios.p99),
-        spread(ratios.opsPerSec),
+        ratioSpread(ratios.p50),
+        ratioSpread(ratios.p99),
+        ratioSpread(ratios.opsPerSec),
         target,
       ]);
     }

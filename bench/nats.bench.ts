@@ -12,18 +12,14 @@
  * `nc.request()` at 64 and 512 in flight, p50 ≤ 1.2× the raw own-reply pattern; RSS of an idle agent
  * process connected to NATS ≤ 80 MB.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { connect, createInbox, headers, type NatsConnection } from '@nats-io/transport-node';
 import { NatsBus } from '../src/bus/nats/index.js';
 import { ToolServiceClient } from '../src/services/index.js';
 import { startNatsServer } from '../test/support/nats-server.js';
 import { LOAD_SERVICE } from '../test/fixtures/nats-load-descriptors.js';
 import { measure, type BenchRow, type BenchTable } from './harness.js';
+import { bundleFixtures, median, ratioSpread, startJsonChild } from './child-process.js';
 
-const root = new URL('..', import.meta.url).pathname;
 // BENCH_NATS_IN_FLIGHT=1 (or 1,64) measures only those, e.g. to repeat the 1-in-flight figure alone.
 const CONCURRENCY = (process.env.BENCH_NATS_IN_FLIGHT ?? '1,64,512')
   .split(',')
@@ -60,60 +56,6 @@ function envelope(n: number): string {
   });
 }
 
-interface ChildHandle {
-  process: ChildProcess;
-  line(match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
-  stop(): Promise<void>;
-}
-
-function child(script: string, args: string[], nodeArgs: string[] = []): ChildHandle {
-  const loader = nodeArgs.includes('--import') || script.endsWith('.mjs') ? [] : ['--import', 'tsx'];
-  const proc = spawn(process.execPath, [...nodeArgs, ...loader, script, ...args], {
-    cwd: root,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const waiters: {
-    match: (l: Record<string, unknown>) => boolean;
-    resolve: (l: Record<string, unknown>) => void;
-  }[] = [];
-  createInterface({ input: proc.stdout! }).on('line', (text) => {
-    let l: Record<string, unknown>;
-    try {
-      l = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    for (const w of [...waiters]) {
-      if (w.match(l)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(l);
-      }
-    }
-  });
-  return {
-    process: proc,
-    line: (match) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${script}: no reply within 30 s`)), 30_000);
-        waiters.push({
-          match,
-          resolve: (l) => {
-            clearTimeout(timer);
-            resolve(l);
-          },
-        });
-      }),
-    stop: async () => {
-      if (proc.exitCode !== null) return;
-      const exited = new Promise((r) => proc.once('exit', r));
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 3_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
 /** The raw pattern of the research: publish with a reply subject, one response subscription, an id map. */
 function ownReplyClient(nc: NatsConnection): (body: string) => Promise<unknown> {
   const inbox = createInbox();
@@ -139,65 +81,20 @@ function ownReplyClient(nc: NatsConnection): (body: string) => Promise<unknown> 
     });
 }
 
-/**
- * Bundles fixture programs into plain ES modules with esbuild (tsx's compiler), so the child processes run
- * as a deployment would: no loader thread, no per-closure name helpers. In the programs named in
- * `installedNats` the NATS client stays an installed package loaded from node_modules (the bundles sit in
- * node_modules/.cache to find it), as in a deployment that installs toolbus and `@nats-io/transport-node`:
- * `NatsBus` checks the installed nats.js version before it uses the client's internals (see
- * `nats-internals.ts`), and a bundle that inlines nats.js takes the public-API path.
- */
-async function bundleFixtures(
-  names: readonly string[],
-  installedNats: readonly string[],
-): Promise<{ files: Record<string, string>; remove: () => Promise<void> }> {
-  const { build } = await import('esbuild');
-  const cache = join(root, 'node_modules', '.cache');
-  await mkdir(cache, { recursive: true });
-  const dir = await mkdtemp(join(cache, 'toolbus-nats-bench-'));
-  const files: Record<string, string> = {};
-  for (const name of names) {
-    files[name] = join(dir, `${name}.mjs`);
-    await build({
-      entryPoints: [join(root, `test/fixtures/${name}.ts`)],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      outfile: files[name],
-      logLevel: 'silent',
-      external: installedNats.includes(name) ? ['@nats-io/*'] : [],
-      // Some dependencies are CommonJS and call require(). The alias keeps clear of modules that import
-      // `createRequire` themselves (esbuild does not rename around banner text).
-      banner: {
-        js: "import { createRequire as __benchRequire } from 'node:module'; const require = __benchRequire(import.meta.url);",
-      },
-    });
-  }
-  return { files, remove: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/** The median of some numbers (the upper one of the middle two for an even count). */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-}
-
-/** `median (min–max)` of per-round ratios. */
-function spread(values: readonly number[]): string {
-  return `${median(values).toFixed(2)}× (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
-}
-
 export default async function (): Promise<BenchTable[]> {
   const server = await startNatsServer({ jetstream: false });
   // Both responders run as bundled JavaScript on the installed NATS client; the callers run in this
   // process. The idle agent is one file, as in the earlier RSS figures.
   const bundled = await bundleFixtures(
-    ['nats-bench-responder', 'nats-replica', 'nats-agent'],
+    {
+      'nats-bench-responder': 'test/fixtures/nats-bench-responder.ts',
+      'nats-replica': 'test/fixtures/nats-replica.ts',
+      'nats-agent': 'test/fixtures/nats-agent.ts',
+    },
     ['nats-bench-responder', 'nats-replica'],
   );
-  const responder = child(bundled.files['nats-bench-responder']!, [server.url]);
-  const replica = child(bundled.files['nats-replica']!, [server.url, 'bench-replica']);
+  const responder = startJsonChild(bundled.files['nats-bench-responder']!, [server.url]);
+  const replica = startJsonChild(bundled.files['nats-replica']!, [server.url, 'bench-replica']);
   const rows: BenchRow[] = [];
   const notes: string[] = [];
   try {
@@ -276,8 +173,8 @@ export default async function (): Promise<BenchTable[]> {
       const requestTarget = concurrency === 1 ? '' : ` (target ≥ 2: ${request >= 2 ? 'met' : 'NOT met'})`;
       notes.push(
         `${concurrency} in flight, ${rounds} interleaved rounds (median, min–max): throughput ` +
-          `${spread(vsOwn)} the raw own-reply pattern (target ≥ 0.95: ${tput >= 0.95 ? 'met' : 'NOT met'}), ` +
-          `${spread(vsRequest)} nc.request()${requestTarget}, p50 ${spread(p50VsOwn)} the own-reply ` +
+          `${ratioSpread(vsOwn)} the raw own-reply pattern (target ≥ 0.95: ${tput >= 0.95 ? 'met' : 'NOT met'}), ` +
+          `${ratioSpread(vsRequest)} nc.request()${requestTarget}, p50 ${ratioSpread(p50VsOwn)} the own-reply ` +
           `pattern (target ≤ 1.2: ${p50 <= 1.2 ? 'met' : 'NOT met'}).`,
       );
     }
@@ -291,7 +188,7 @@ export default async function (): Promise<BenchTable[]> {
       ['bundled JavaScript', bundled.files['nats-agent']!, ['--expose-gc']],
       ['run through tsx', 'test/fixtures/nats-agent.ts', ['--expose-gc', '--import', 'tsx']],
     ] as const) {
-      const agent = child(script, [server.url], [...nodeArgs]);
+      const agent = startJsonChild(script, [server.url], [...nodeArgs]);
       await agent.line((l) => l.ready === true);
       await new Promise((r) => setTimeout(r, 500));
       agent.process.stdin!.write('{"op":"rss"}\n');
