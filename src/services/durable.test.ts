@@ -283,3 +283,38 @@ test('CallTasks: an in-process tool runs as a task; close() fails what is still 
   assert.match(stopped?.error?.message ?? '', /stopped before it finished/);
   await bus.close();
 });
+
+test('a call whose deadline passes in the queue fails deadline-exceeded when a replica takes it, and never runs', async () => {
+  const bus = new MemoryBus();
+  const client = durableClient(bus);
+  await assert.rejects(client.call('', {}, {}, { id: 'too-late', timeoutMs: 50 }), { code: 'timeout' });
+  let ran = 0;
+  const service = new DynamicToolService({ bus, ...queues, delivery: 'durable', invoke: () => ++ran });
+  await service.start();
+  await waitFor(async () => (await client.result('too-late'))?.status === 'failed');
+  assert.equal((await client.result('too-late'))?.error?.type, 'deadline-exceeded');
+  assert.equal(ran, 0);
+  await client.close();
+  await service.stop();
+  await bus.close();
+});
+
+test('a result too large to keep reaches its caller whole; its stored state says why it was not kept', async () => {
+  const bus = new MemoryBus();
+  const big = 'x'.repeat(1_000_000);
+  const service = new DynamicToolService({ bus, ...queues, delivery: 'durable', invoke: () => big });
+  await service.start();
+  const client = durableClient(bus);
+  assert.equal((await client.call('', {}, {}, { id: 'big' })).length, big.length);
+  await waitFor(async () => (await client.result('big'))?.status === 'failed');
+  const record = await client.result('big');
+  assert.equal(record?.error?.type, 'too-large');
+  assert.match(
+    record?.error?.message ?? '',
+    /was sent to its caller but is too large to keep \(1000000 characters/,
+  );
+  assert.equal(record?.response, undefined);
+  await client.close();
+  await service.stop();
+  await bus.close();
+});

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { NatsBus } from '../../src/bus/nats/index.js';
-import { ToolServiceClient } from '../../src/services/index.js';
+import { DynamicToolService, ToolServiceClient } from '../../src/services/index.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
 
 const QUEUES = { requestQueue: 'request:tg:durable-chaos', responseQueue: 'response:tg:durable-chaos' };
@@ -283,6 +283,26 @@ test('1,000 durable calls under random replica kills: none lost, duplicates with
     await bus.close();
     for (const replica of live.values()) await kill(replica);
   }
+});
+
+test('without JetStream, a durable service and a durable call fail at once, saying nats-server needs -js', async (t) => {
+  const plain = await startNatsServer({ jetstream: false });
+  const bus = await NatsBus.connect({ servers: plain.url });
+  t.after(async () => {
+    await bus.close();
+    await plain.stop();
+  });
+  const c = new ToolServiceClient(bus, { ...QUEUES, delivery: 'durable', timeoutMs: 10_000 });
+  const started = Date.now();
+  await assert.rejects(c.call('', {}, {}), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'unavailable');
+    assert.match(error.message, /JetStream is not available .*expected nats-server running with -js/);
+    return true;
+  });
+  assert.ok(Date.now() - started < 5_000, 'not at the timeout');
+  await c.close();
+  const service = new DynamicToolService({ bus, ...QUEUES, delivery: 'durable', invoke: () => 'never' });
+  await assert.rejects(service.start(), /JetStream is not available/);
 });
 
 async function waitForRecord(c: ToolServiceClient, id: string) {

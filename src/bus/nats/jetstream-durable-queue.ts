@@ -63,6 +63,7 @@ class JetStreamDelivery implements DurableMessage {
   readonly attempt: number;
   readonly #msg: JsMsg;
   readonly #settled: () => void;
+  #text: string | undefined;
   #done = false;
 
   constructor(topic: string, msg: JsMsg, settled: () => void) {
@@ -85,8 +86,9 @@ class JetStreamDelivery implements DurableMessage {
     return this.#msg.data;
   }
 
+  /** Decoded once: the intake reads the request's user from it, then the server decodes it. */
   get text(): string {
-    return decoder.decode(this.#msg.data);
+    return (this.#text ??= decoder.decode(this.#msg.data));
   }
 
   async ack(): Promise<void> {

@@ -346,7 +346,7 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
       const id = call.id;
       this.#sendRequest(body, properties).catch((error: unknown) => {
         const pending = this.#pending.get(id);
-        if (pending !== undefined) this.#unavailable(pending, error);
+        if (pending !== undefined) this.#unavailable(pending, error, true);
       });
       return;
     }
@@ -412,7 +412,8 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
     );
   }
 
-  #unavailable(call: Call, error: unknown): void {
+  /** `sent`: the failure is the protocol's own `send`'s, whose words say what failed (not no-responders). */
+  #unavailable(call: Call, error: unknown, sent = false): void {
     if (this.#pending.get(call.id) !== call) return;
     const name = this.#protocol.name;
     if (isToolbusError(error) && (error.code === 'too-large' || error.code === 'invalid-request')) {
@@ -434,8 +435,8 @@ export class RpcClient<Response, Call extends RpcClientCall<Response>> {
       this.#protocol.error(
         'unavailable',
         isToolbusError(error) && error.code === 'unavailable'
-          ? // The bus's own words when it has lost its broker; else no-responders: nobody listens.
-            this.#bus.connected === false
+          ? // The bus's own words when it has lost its broker, or the send's; else no-responders: nobody listens.
+            this.#bus.connected === false || sent
             ? `${name} is unavailable: ${error.message}`
             : `${name} is unavailable: nothing is subscribed to request queue '${this.#requestQueue}'`
           : `${name} is unavailable: sending to '${this.#requestQueue}' failed: ` +
