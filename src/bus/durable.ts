@@ -5,6 +5,7 @@
  * no crash recovery), `NatsBus` on JetStream (a work-queue stream per service, results in a KV bucket).
  */
 import type { BusMessage, BusProperties, BusSubscription } from './message-bus.js';
+import type { ContentPart } from '../tools/index.js';
 
 /** Where a durable call is. `queued` and `running` are live; the other three are final. */
 export type CallStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
@@ -33,6 +34,8 @@ export interface CallRecord {
   chunkCount: number;
   /** The whole response text, once `completed` (streamed chunks and the last response joined). */
   response?: string;
+  /** The result's content parts, once `completed`, when the service sent them (`response` is their text). */
+  parts?: ContentPart[];
   /** What went wrong, once `failed` or `cancelled`: the tool-service wire error. */
   error?: { type: string; message: string };
   /** A caller asked to cancel the call. */

@@ -6,6 +6,7 @@
  * | `SAPTIVA_API_KEY`        | Saptiva (`TOOLBUS_MODEL` picks the model, default Saptiva Turbo)       |
  * | `OPENAI_API_KEY`         | OpenAI (`TOOLBUS_MODEL`, default gpt-4o-mini; `OPENAI_BASE_URL` for others) |
  * | `OPENAI_BASE_URL` alone  | any OpenAI-compatible server without a key (Ollama, vLLM, llama.cpp)   |
+ * | `TOOLBUS_MODEL_VISION`   | `1`/`0`: the OpenAI-compatible model reads images (tools' image results are sent to it); default: yes for gpt-4o, gpt-4.1, gpt-5, o3, o4 |
  * | `TOOLBUS_SCRIPTED_MODEL` | tests only: a JSON file of scripted replies (see below)                |
  */
 import { readFileSync } from 'node:fs';
@@ -80,6 +81,7 @@ export async function modelFromEnv(env: NodeJS.ProcessEnv): Promise<ModelChoice 
       model: name,
       apiKey: env.OPENAI_API_KEY ?? 'not-needed',
       ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+      modelInfo: { vision: visionOf(name, env.TOOLBUS_MODEL_VISION) },
     });
     return {
       model,
@@ -89,4 +91,10 @@ export async function modelFromEnv(env: NodeJS.ProcessEnv): Promise<ModelChoice 
     };
   }
   return undefined;
+}
+
+/** Whether the model reads images: `TOOLBUS_MODEL_VISION` when set, else known vision families. */
+function visionOf(model: string, flag: string | undefined): boolean {
+  if (flag !== undefined && flag !== '') return flag === '1' || flag.toLowerCase() === 'true';
+  return /^(gpt-4o|gpt-4\.1|gpt-5|o3|o4)/.test(model);
 }

@@ -176,6 +176,10 @@ export async function handleToolInvoke(
       content: result.content,
       isError: result.isError,
       ...(code ? { code } : {}),
+      // A result with an output schema, as an object; one with content parts (images), the parts.
+      ...(result.structured !== undefined ? { structured: result.structured } : {}),
+      ...(result.parts !== undefined ? { parts: result.parts } : {}),
+      ...(result.truncatedBytes !== undefined ? { truncatedBytes: result.truncatedBytes } : {}),
     },
     ctx.headers,
   );

@@ -1,6 +1,7 @@
 /**
  * @module LLM messages, as the Saptiva-Agents guide writes them.
  */
+import type { ContentPart } from '../tools/index.js';
 
 /** A function call requested by the model. `arguments` is the raw JSON text the model produced. */
 export interface FunctionCall {
@@ -42,17 +43,28 @@ export class AssistantMessage {
   }
 }
 
-/** The result of executing one function call. */
+/**
+ * The result of executing one function call. `parts` holds a result's content parts (images, say),
+ * which a client sends as the model accepts them; `content` is always their text.
+ */
 export class FunctionExecutionResult {
   readonly callId: string;
   readonly content: string;
   readonly isError: boolean;
   readonly name: string;
-  constructor(init: { callId: string; content: string; isError?: boolean; name: string }) {
+  readonly parts: readonly ContentPart[] | undefined;
+  constructor(init: {
+    callId: string;
+    content: string;
+    isError?: boolean;
+    name: string;
+    parts?: readonly ContentPart[] | undefined;
+  }) {
     this.callId = init.callId;
     this.content = init.content;
     this.isError = init.isError ?? false;
     this.name = init.name;
+    this.parts = init.parts;
   }
 }
 

@@ -9,6 +9,14 @@ import { WireProperty, cancelReasonOf, cancelTopicOf } from './rpc/index.js';
 
 /** Tries of one compare-and-set write that keeps meeting another writer. */
 const MAX_WRITE_TRIES = 8;
+
+/** The most characters of result (text and parts) a call record keeps: stores hold about 1 MB per value. */
+export const MAX_STORED_RESPONSE_CHARS = 900_000;
+
+/** The characters a completed record's result takes: its text, and its parts (base64 media) as JSON. */
+export function storedResultSize(response: string, parts: CallRecord['parts']): number {
+  return response.length + (parts === undefined ? 0 : JSON.stringify(parts).length);
+}
 /** The `service` of a task that runs in the process that started it (not on a tool service). */
 export const LOCAL_TASK_SERVICE = 'local';
 

@@ -11,7 +11,13 @@ import type { CallRecord, CallStore, MessageBus } from '../bus/index.js';
 import { CALL_LEASE_MS, FINAL_CALL_STATUSES } from '../bus/index.js';
 import { ToolbusError } from '../errors/index.js';
 import { newTaskId, type ToolCallOptions, type ToolProvider, type ToolResult } from '../tools/index.js';
-import { LOCAL_TASK_SERVICE, cancelStoredCall, updateCall } from './call-state.js';
+import {
+  LOCAL_TASK_SERVICE,
+  MAX_STORED_RESPONSE_CHARS,
+  cancelStoredCall,
+  storedResultSize,
+  updateCall,
+} from './call-state.js';
 
 /** Options of {@link CallTasks}. */
 export interface CallTasksOptions {
@@ -257,7 +263,24 @@ export class CallTasks {
 
 /** A task's final state from its `ToolResult`. */
 function outcomeOf(result: ToolResult): Partial<CallRecord> {
-  if (!result.isError) return { status: 'completed', response: result.content };
+  if (!result.isError) {
+    const size = storedResultSize(result.content, result.parts);
+    if (size > MAX_STORED_RESPONSE_CHARS) {
+      // A record the store cannot hold would leave the task `running` for good.
+      return {
+        status: 'failed',
+        error: {
+          type: 'too-large',
+          message: `the task's result is too large to keep (${size} characters; at most ${MAX_STORED_RESPONSE_CHARS})`,
+        },
+      };
+    }
+    return {
+      status: 'completed',
+      response: result.content,
+      ...(result.parts !== undefined ? { parts: result.parts } : {}),
+    };
+  }
   const code = result.error?.code ?? 'tool-error';
   return {
     status: code === 'cancelled' ? 'cancelled' : 'failed',

@@ -74,6 +74,11 @@ export interface ToolServiceToolDescriptor {
    */
   outputSchema?: JsonObject;
   /**
+   * `max-total-timeout-ms`: the service reports progress (streamed chunks), and each report restarts the
+   * call's timeout, up to this many milliseconds in all (`Tool.maxTotalTimeoutMs`). @default none
+   */
+  maxTotalTimeoutMs?: number;
+  /**
    * Every other key of the descriptor with its value: the config param values, and anything else (which
    * `createToolServiceTool` reports as a warning).
    */
@@ -94,6 +99,8 @@ export const TOOL_DESCRIPTOR_KEYS: readonly string[] = [
   'idempotent',
   // What the service answers, as a JSON Schema of an object.
   'output-schema',
+  // How long progress (streamed chunks) may keep a call alive.
+  'max-total-timeout-ms',
 ];
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -255,6 +262,15 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
       `${where}: field 'output-schema' must be a JSON Schema object, e.g. {"type": "object", "properties": {…}}, got ${describe(outputSchema)}`,
     );
   }
+  const maxTotalTimeoutMs = object['max-total-timeout-ms'];
+  if (
+    maxTotalTimeoutMs !== undefined &&
+    (typeof maxTotalTimeoutMs !== 'number' || !Number.isInteger(maxTotalTimeoutMs) || maxTotalTimeoutMs <= 0)
+  ) {
+    throw invalid(
+      `${where}: field 'max-total-timeout-ms' must be a positive whole number of milliseconds, got ${describe(maxTotalTimeoutMs)}`,
+    );
+  }
   const values: Record<string, JsonValue> = {};
   for (const [key, v] of Object.entries(object)) {
     if (!TOOL_DESCRIPTOR_KEYS.includes(key)) setOwn(values, key, v);
@@ -266,6 +282,7 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
     arguments: args,
     idempotent,
     ...(outputSchema !== undefined ? { outputSchema: outputSchema as JsonObject } : {}),
+    ...(maxTotalTimeoutMs !== undefined ? { maxTotalTimeoutMs } : {}),
     values,
   };
 }
@@ -290,6 +307,9 @@ export function formatToolServiceToolDescriptor(descriptor: ToolServiceToolDescr
     service: descriptor.service,
     ...(descriptor.idempotent ? { idempotent: true } : {}),
     ...(descriptor.outputSchema !== undefined ? { 'output-schema': descriptor.outputSchema } : {}),
+    ...(descriptor.maxTotalTimeoutMs !== undefined
+      ? { 'max-total-timeout-ms': descriptor.maxTotalTimeoutMs }
+      : {}),
     ...descriptor.values,
     arguments: descriptor.arguments.map((a): JsonObject => {
       const arg: JsonObject = { name: a.name, type: a.type, description: a.description };

@@ -23,6 +23,7 @@ import type {
 import { CALL_LEASE_MS, FINAL_CALL_STATUSES, canonicalTopic } from '../bus/index.js';
 import { WireProperty, echoPropertiesOf, readDeadline, readId } from './rpc/index.js';
 import { WireErrorType, decodeRequest, decodeResponse, encodeResponse } from './wire.js';
+import { MAX_STORED_RESPONSE_CHARS, storedResultSize } from './call-state.js';
 
 /** How long a delivered call may go without a sign of life before it is redelivered (30 s). */
 export const DEFAULT_DURABLE_ACK_WAIT_MS = 30_000;
@@ -32,8 +33,6 @@ export const DEFAULT_DURABLE_MAX_ATTEMPTS = 10;
 export const MAX_STORED_CHUNKS = 256;
 /** Characters of chunks a call record keeps. */
 const MAX_STORED_CHUNK_CHARS = 256 * 1024;
-/** The longest response text a call record keeps: stores hold about 1 MB per value. */
-const MAX_STORED_RESPONSE_CHARS = 900_000;
 /** How long a call runs before its `running` state is written. */
 const RUNNING_WRITE_DELAY_MS = 20;
 /** Tries of one write that keeps meeting another writer's revision. */
@@ -120,10 +119,12 @@ export class DurableIntake {
     const held = this.#held.get(id);
     if (held === undefined) return this.#publish(body, properties);
     let text = '';
+    let parts: CallRecord['parts'];
     let error: { type: string; message: string } | null = null;
     try {
       const response = decodeResponse(body);
       text = response.response;
+      parts = response.parts;
       error = response.error;
     } catch {
       // Our own encoding: never malformed.
@@ -139,17 +140,19 @@ export class DurableIntake {
     const record = held.record;
     if (error === null) {
       const whole = record.chunkCount > 0 ? record.chunks.join('') + text : text;
-      if (record.chunkCount > record.chunks.length || whole.length > MAX_STORED_RESPONSE_CHARS) {
+      const size = storedResultSize(whole, parts);
+      if (record.chunkCount > record.chunks.length || size > MAX_STORED_RESPONSE_CHARS) {
         record.status = 'failed';
         record.error = {
           type: 'too-large',
           message:
             `the result of call '${id}' was sent to its caller but is too large to keep ` +
-            `(${whole.length} characters, or more than ${MAX_STORED_CHUNKS} chunks; at most ${MAX_STORED_RESPONSE_CHARS})`,
+            `(${size} characters, or more than ${MAX_STORED_CHUNKS} chunks; at most ${MAX_STORED_RESPONSE_CHARS})`,
         };
       } else {
         record.status = 'completed';
         record.response = whole;
+        if (parts !== undefined) record.parts = parts;
       }
     } else {
       record.status = error.type === WireErrorType.Cancelled ? 'cancelled' : 'failed';
@@ -311,7 +314,12 @@ export class DurableIntake {
   #replay(held: Held, record: CallRecord): void {
     const body =
       record.status === 'completed'
-        ? encodeResponse({ error: null, response: record.response ?? '', end_of_stream: true })
+        ? encodeResponse({
+            error: null,
+            response: record.response ?? '',
+            end_of_stream: true,
+            ...(record.parts !== undefined ? { parts: record.parts } : {}),
+          })
         : encodeResponse({
             error: record.error ?? { type: WireErrorType.ToolServiceError, message: 'the call failed' },
             response: '',

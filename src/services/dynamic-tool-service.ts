@@ -5,7 +5,7 @@
 import { defaultServiceQueues, parseTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, DurableCalls, DurableMessage, MessageBus } from '../bus/index.js';
 import { ToolbusError, numberOption } from '../errors/index.js';
-import { notifyHooks, type Hook } from '../tools/index.js';
+import { contentParts, notifyHooks, partsToText, type Hook } from '../tools/index.js';
 import { startServiceAnnouncer, type DynamicToolServiceAnnounceOptions } from './announcements.js';
 import type { ToolServiceDelivery } from './descriptors.js';
 import {
@@ -277,6 +277,12 @@ class ToolServiceProtocol implements RpcServerProtocol<ToolServiceCall> {
   }
 
   encodeResult(value: unknown): string {
+    // Content parts go in `parts`, with their text in `response` for peers that read only that.
+    const parts =
+      typeof value === 'object' && value !== null ? contentParts(this.#service, value) : undefined;
+    if (parts !== undefined) {
+      return encodeResponse({ error: null, response: partsToText(parts), end_of_stream: true, parts });
+    }
     return encodeResponse({ error: null, response: stringify(value), end_of_stream: true });
   }
 

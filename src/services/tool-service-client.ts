@@ -7,7 +7,7 @@ import { FINAL_CALL_STATUSES, canonicalTopic } from '../bus/index.js';
 import type { BusMessage, BusProperties, CallRecord, DurableCalls, MessageBus } from '../bus/index.js';
 import { ToolbusError, numberOption, type ToolbusErrorCode } from '../errors/index.js';
 import type { Attributes } from '@opentelemetry/api';
-import { ToolError, TraceAttribute, notifyHooks, type Hook } from '../tools/index.js';
+import { ToolError, TraceAttribute, notifyHooks, type ContentPart, type Hook } from '../tools/index.js';
 import {
   RpcClient,
   RpcClientCall,
@@ -106,6 +106,11 @@ export interface ToolServiceCallOptions {
    * joined), e.g. to report progress. @default none
    */
   onChunk?: (chunk: string) => void;
+  /**
+   * Hears the result's content parts (images, audio, resources), when the service sent them (the
+   * `parts` field), just before the call resolves with their text. @default none
+   */
+  onParts?: (parts: ContentPart[]) => void;
 }
 
 /** Options of {@link ToolServiceClient.start}. */
@@ -167,11 +172,17 @@ class CollectCall extends RpcClientCall<ToolServiceResponse> {
   #text: string | string[] | undefined = undefined;
 
   readonly #onChunk: ((chunk: string) => void) | undefined;
+  readonly #onParts: ((parts: ContentPart[]) => void) | undefined;
 
-  constructor(toolName: string | undefined, onChunk?: (chunk: string) => void) {
+  constructor(
+    toolName: string | undefined,
+    onChunk?: (chunk: string) => void,
+    onParts?: (parts: ContentPart[]) => void,
+  ) {
     super();
     this.toolName = toolName;
     this.#onChunk = onChunk;
+    this.#onParts = onParts;
   }
 
   /** The executor of the call's promise, bound to the call: no closure and context per call. */
@@ -195,6 +206,13 @@ class CollectCall extends RpcClientCall<ToolServiceResponse> {
     else if (typeof sofar === 'string') this.#text = [sofar, text];
     else sofar.push(text);
     if (last) {
+      if (response.parts !== undefined && this.#onParts !== undefined) {
+        try {
+          this.#onParts(response.parts);
+        } catch {
+          // As for onChunk.
+        }
+      }
       const all = this.#text!;
       this.#resolve(typeof all === 'string' ? all : all.join(''));
     }
@@ -421,7 +439,7 @@ export class ToolServiceClient {
     args: Record<string, unknown> | string,
     options: ToolServiceCallOptions = NO_OPTIONS,
   ): Promise<string> {
-    const call = new CollectCall(options.toolName, options.onChunk);
+    const call = new CollectCall(options.toolName, options.onChunk, options.onParts);
     const promise = new Promise<string>(call.takeResolver.bind(call));
     try {
       this.#start(call, user, config, args, options);
@@ -648,6 +666,7 @@ export class ToolServiceClient {
               error: null,
               response: (record.response ?? '').slice(call.received),
               end_of_stream: true,
+              ...(record.parts !== undefined ? { parts: record.parts } : {}),
             })
           : encodeResponse({
               error: record.error ?? { type: WireErrorType.ToolServiceError, message: 'the call failed' },

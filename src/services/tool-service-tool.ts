@@ -4,9 +4,9 @@
  */
 import type { MessageBus } from '../bus/index.js';
 import { setOwn, type JsonObject, type JsonValue, type ObjectJsonSchema } from '../schema/index.js';
-import { BaseTool, ToolError, isTaskId } from '../tools/index.js';
+import { BaseTool, MAX_TIMER_MS, ToolError, isTaskId } from '../tools/index.js';
 import { ToolbusError } from '../errors/index.js';
-import type { Tool, ToolCallContext } from '../tools/index.js';
+import type { ContentPart, Tool, ToolCallContext } from '../tools/index.js';
 import type { ToolServiceClientCache } from './tool-service-client-cache.js';
 import { ToolServiceClient } from './tool-service-client.js';
 import { fromWireError } from './wire.js';
@@ -77,6 +77,8 @@ export class ToolServiceTool extends BaseTool implements Tool {
   readonly #argumentNames: readonly string[];
   readonly #timeoutMs: number | undefined;
   readonly #idempotent: boolean;
+  /** From the descriptor's `max-total-timeout-ms`: progress restarts the timeout up to it. */
+  readonly maxTotalTimeoutMs?: number;
 
   /** @throws ToolbusError `invalid-name` or `invalid-schema`. Prefer {@link createToolServiceTool}. */
   constructor(options: ToolServiceToolOptions) {
@@ -90,6 +92,9 @@ export class ToolServiceTool extends BaseTool implements Tool {
         : {}),
     });
     this.#idempotent = options.descriptor.idempotent;
+    if (options.descriptor.maxTotalTimeoutMs !== undefined) {
+      this.maxTotalTimeoutMs = options.descriptor.maxTotalTimeoutMs;
+    }
     this.serviceId = options.service.id;
     this.#client = options.client;
     this.#configJson = JSON.stringify(options.config);
@@ -113,14 +118,20 @@ export class ToolServiceTool extends BaseTool implements Tool {
     // Each streamed chunk is a step of progress (the result is still every chunk joined).
     let chunks = 0;
     const progress = ctx.progress?.bind(ctx);
-    return this.#client.call(ctx.user ?? '', this.#configJson, JSON.stringify(forwarded), {
+    // A result with content parts is those parts (ToolSet keeps them; `response` is only their text).
+    let parts: ContentPart[] | undefined;
+    const text = this.#client.call(ctx.user ?? '', this.#configJson, JSON.stringify(forwarded), {
       signal: ctx.signal,
-      timeoutMs: this.#timeoutMs,
+      // Under a ToolSet the deadline is the budget (which progress may have extended to a cap): the
+      // client's own default timeout must not end the call sooner.
+      timeoutMs: this.#timeoutMs ?? (ctx.deadline !== undefined ? MAX_TIMER_MS : undefined),
       deadline: ctx.deadline,
       toolName: this.name,
       idempotent: this.#idempotent,
+      onParts: (given) => (parts = given),
       ...(progress ? { onChunk: (chunk: string) => progress({ progress: ++chunks, message: chunk }) } : {}),
     });
+    return text.then((value) => parts ?? value);
   }
 
   /**
@@ -142,7 +153,7 @@ export class ToolServiceTool extends BaseTool implements Tool {
       await client.cancel(id, 'the task was cancelled').catch(() => undefined);
       throw ctx.signal.reason;
     }
-    if (last?.status === 'completed') return last.response ?? '';
+    if (last?.status === 'completed') return last.parts ?? last.response ?? '';
     const error = last?.error ?? { type: 'tool-service-error', message: 'the call ended without an outcome' };
     if (last?.status === 'cancelled')
       throw new ToolError('cancelled', error.message, { toolName: this.name });

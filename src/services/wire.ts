@@ -11,6 +11,11 @@
  * { "error": null, "response": "Hey alice! ...", "end_of_stream": true }
  * ```
  *
+ * A toolbus extension: a last response may also carry `parts`, the result as content parts (text,
+ * images, audio, resources: `[{"type":"image","data":"iVBOR…","mimeType":"image/png"}]`). `response`
+ * then holds their text, with media described (`[image: image/png, 1234 bytes]`), so a TrustGraph peer,
+ * which ignores the field, still reads a plain string.
+ *
  * Message properties (`id`, `deadline`, `traceparent`, `tracestate`, `cancel`) and the cancel control
  * topic are the request/response envelope every protocol on the bus shares: see `rpc/envelope.ts`, re-
  * exported here. For tool services: a service skips work whose `deadline` has passed and aborts running
@@ -22,6 +27,7 @@
 import { canonicalTopic } from '../bus/index.js';
 import { ToolbusError } from '../errors/index.js';
 import { RemoteToolError } from './remote-tool-error.js';
+import { contentParts, type ContentPart } from '../tools/index.js';
 
 export { WireProperty, cancelTopicOf, checkQueuePair, readDeadline, readId } from './rpc/envelope.js';
 
@@ -49,6 +55,11 @@ export interface ToolServiceResponse {
   response: string;
   /** True on the last response of a call. */
   end_of_stream: boolean;
+  /**
+   * The result as content parts, on a last response whose result has them (a toolbus extension):
+   * `response` holds their text. @default none
+   */
+  parts?: ContentPart[];
 }
 
 /** The `error.type` values our service sends. Peers may send others; clients keep them as is. */
@@ -140,7 +151,8 @@ export function decodeEnvelopeObject(text: string, field: 'config' | 'arguments'
  * a successful one is built around the JSON of its one string field.
  */
 export function encodeResponse(response: ToolServiceResponse): string {
-  const { error, response: text, end_of_stream: end } = response;
+  const { error, response: text, end_of_stream: end, parts } = response;
+  if (parts !== undefined) return JSON.stringify({ error, response: text, end_of_stream: end, parts });
   if (error !== null || typeof text !== 'string' || typeof end !== 'boolean') {
     return JSON.stringify({ error, response: text, end_of_stream: end });
   }
@@ -183,7 +195,25 @@ export function decodeResponse(body: Uint8Array | string): ToolServiceResponse {
       end_of_stream: end,
     };
   }
-  return { error: null, response, end_of_stream: end };
+  const parts = value['parts'];
+  if (parts === undefined || parts === null) return { error: null, response, end_of_stream: end };
+  let decoded: ContentPart[] | undefined;
+  try {
+    decoded = Array.isArray(parts) ? contentParts('', parts) : undefined;
+  } catch (error) {
+    throw new ToolbusError(
+      'invalid-request',
+      `tool-service response: field 'parts' ${(error as Error).message.replace(/^tool '': /, 'has ')}`,
+    );
+  }
+  if (decoded === undefined) {
+    throw new ToolbusError(
+      'invalid-request',
+      `tool-service response: field 'parts' must be an array of content parts ({"type": "text", "text": …}, ` +
+        `{"type": "image" | "audio", "data": base64, "mimeType": …}, {"type": "resource", "uri": …}), got ${typeName(parts)}`,
+    );
+  }
+  return { error: null, response, end_of_stream: end, parts: decoded };
 }
 
 /**

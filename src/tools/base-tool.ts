@@ -22,6 +22,7 @@ import { validateToolName } from './tool-name.js';
 import { CallIdSource } from './call-id.js';
 import type { NeedsApproval } from './approval.js';
 import { checkToolTags } from './tool-tags.js';
+import { contentParts, partsToText } from './content-parts.js';
 
 /** Options of {@link BaseTool}. */
 export interface BaseToolOptions {
@@ -389,11 +390,19 @@ function withArticle(expected: string): string {
 /**
  * The text a model sees for a tool's return value, as `Tool.returnValueAsString` gives it: a string as
  * it is, `undefined` as `''`, anything else as JSON (a value JSON cannot hold, such as a circular object
- * or a BigInt, through `String`). For tools that implement `Tool` without extending {@link BaseTool}.
+ * or a BigInt, through `String`), content parts as their text (media described). For tools that implement `Tool` without extending {@link BaseTool}.
  */
 export function valueAsString(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
+  if (typeof value === 'object' && value !== null) {
+    try {
+      const parts = contentParts('', value);
+      if (parts !== undefined) return partsToText(parts);
+    } catch {
+      // Broken parts: their JSON, as for any other value (ToolSet reports them as a tool-error).
+    }
+  }
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {

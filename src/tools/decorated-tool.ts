@@ -30,6 +30,7 @@ class DecoratedTool implements Tool {
   readonly schema: ToolSchema;
   readonly annotations?: ToolAnnotations;
   readonly timeoutMs?: number;
+  readonly maxTotalTimeoutMs?: number;
   readonly needsApproval?: NeedsApproval;
   readonly tags?: readonly string[];
   readonly outputSchema?: ObjectJsonSchema;
@@ -42,6 +43,7 @@ class DecoratedTool implements Tool {
     this.schema = inner.schema;
     if (inner.annotations) this.annotations = inner.annotations;
     if (inner.timeoutMs !== undefined) this.timeoutMs = inner.timeoutMs;
+    if (inner.maxTotalTimeoutMs !== undefined) this.maxTotalTimeoutMs = inner.maxTotalTimeoutMs;
     if (inner.outputSchema !== undefined) this.outputSchema = inner.outputSchema;
     const needsApproval = decoration.needsApproval ?? inner.needsApproval;
     if (needsApproval !== undefined) this.needsApproval = needsApproval;

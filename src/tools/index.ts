@@ -30,6 +30,7 @@ export {
   ToolSet,
   DEFAULT_TOOL_TIMEOUT_MS,
   DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_MAX_MEDIA_BYTES,
   DEFAULT_TOOL_CONCURRENCY,
   MIN_MAX_OUTPUT_BYTES,
   parseToolArguments,
@@ -98,3 +99,19 @@ export {
 } from './tracing.js';
 export type { OtelApi } from './tracing.js';
 export { newTaskId, isTaskId } from './call-id.js';
+export {
+  contentParts,
+  describePart,
+  partsToText,
+  partBytes,
+  base64Bytes,
+  isMediaPart,
+} from './content-parts.js';
+export type {
+  ContentPart,
+  TextPart,
+  ImagePart,
+  AudioPart,
+  ResourcePart,
+  MediaPart,
+} from './content-parts.js';

@@ -25,6 +25,14 @@ import { NearestNames } from './nearest-names.js';
 import { BaseTool, runFailure, startRun } from './base-tool.js';
 import { CallIdSource } from './call-id.js';
 import { checkToolOutput } from './output-schema.js';
+import {
+  contentParts,
+  describePart,
+  isMediaPart,
+  partBytes,
+  partsToText,
+  type ContentPart,
+} from './content-parts.js';
 import { hookList, notifyHooks, runHooks, type Hook, type HookFn } from './hooks.js';
 import { endSpanWithFailure, runInSpan, tracingEnabled } from './tracing.js';
 import { endToolSpan, startToolSpan } from './tool-tracing.js';
@@ -33,6 +41,8 @@ import { endToolSpan, startToolSpan } from './tool-tracing.js';
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 /** Output cap used when the set gives none (64 KiB). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
+/** Media cap used when the set gives none (5 MiB): the decoded bytes of a result's images, audio and blobs. */
+export const DEFAULT_MAX_MEDIA_BYTES = 5 * 1024 * 1024;
 /** Calls of one set running at once when the set gives no cap. */
 export const DEFAULT_TOOL_CONCURRENCY = 16;
 /** The smallest accepted output cap: room for the notice plus some head and tail. */
@@ -90,8 +100,22 @@ export interface ToolSetOptions {
   timeoutMs?: number;
   /** Output cap in UTF-8 bytes; longer output keeps head and tail. @default DEFAULT_MAX_OUTPUT_BYTES */
   maxOutputBytes?: number;
+  /**
+   * Cap on the media of one result made of content parts (images, audio, resource blobs), in decoded
+   * bytes: parts beyond it are left out, and the result's text says which. `Infinity` disables it.
+   * @default DEFAULT_MAX_MEDIA_BYTES
+   */
+  maxMediaBytes?: number;
   /** Calls running at once; the rest wait in FIFO order. @default DEFAULT_TOOL_CONCURRENCY */
   concurrency?: number;
+  /**
+   * Lets progress keep a call alive, as MCP's `resetTimeoutOnProgress`: each `ctx.progress` report
+   * restarts the call's timeout, up to this total from its start (a call's or tool's own
+   * `maxTotalTimeoutMs` wins). The tool's `ctx.deadline`, and the deadline a remote call sends, is then
+   * the cap: the timeout is enforced here, and a call that goes quiet is cancelled. `Infinity`: no cap.
+   * @default none (progress does not reset the timeout)
+   */
+  maxTotalTimeoutMs?: number;
   /** @default none */
   hooks?: ToolSetHooks;
   /**
@@ -103,7 +127,9 @@ export interface ToolSetOptions {
 
 interface ResolvedToolSetOptions {
   timeoutMs: number;
+  maxTotalTimeoutMs: number | undefined;
   maxOutputBytes: number;
+  maxMediaBytes: number;
   concurrency: number;
   onCall: readonly HookFn<ToolCallEvent>[];
   onResult: readonly HookFn<ToolResultEvent>[];
@@ -164,6 +190,24 @@ export class ToolSet implements ToolProvider {
           infinity: true,
         },
       ),
+      maxTotalTimeoutMs:
+        options.maxTotalTimeoutMs === undefined
+          ? undefined
+          : numberOption('ToolSet', 'maxTotalTimeoutMs', options.maxTotalTimeoutMs, 1, {
+              min: 1,
+              infinity: true,
+            }),
+      maxMediaBytes: numberOption(
+        'ToolSet',
+        'maxMediaBytes',
+        options.maxMediaBytes,
+        DEFAULT_MAX_MEDIA_BYTES,
+        {
+          integer: true,
+          min: 0,
+          infinity: true,
+        },
+      ),
       concurrency: numberOption('ToolSet', 'concurrency', options.concurrency, DEFAULT_TOOL_CONCURRENCY, {
         integer: true,
         infinity: true,
@@ -179,6 +223,7 @@ export class ToolSet implements ToolProvider {
       deadlines: this.#deadlines,
       limiter: this.#limiter,
       maxOutputBytes: this.#options.maxOutputBytes,
+      maxMediaBytes: this.#options.maxMediaBytes,
     };
   }
 
@@ -396,6 +441,16 @@ export class ToolSet implements ToolProvider {
     ) {
       return Promise.resolve(failure(name, callId, badDeadline(name, callerDeadline), replay));
     }
+    const capMs = options.maxTotalTimeoutMs ?? tool.maxTotalTimeoutMs ?? this.#options.maxTotalTimeoutMs;
+    if (capMs !== undefined) {
+      if (typeof capMs !== 'number' || Number.isNaN(capMs) || capMs <= 0) {
+        return Promise.resolve(failure(name, callId, badCap(name, capMs), replay));
+      }
+      // A cap no longer than the timeout leaves nothing to restart.
+      if (capMs > timeoutMs && Number.isFinite(timeoutMs)) {
+        return this.#startResettable(tool, parsed, replay, options, callId, user, timeoutMs, capMs);
+      }
+    }
     let deadline: number | undefined;
     let budgetMs = timeoutMs;
     if (callerDeadline !== undefined) {
@@ -424,6 +479,50 @@ export class ToolSet implements ToolProvider {
     // Deadlines share one timer per timeout value (see CallDeadlines): a setTimeout per call
     // would cost more than the call itself.
     if (Number.isFinite(budgetMs)) this.#deadlines.add(budgetMs, control);
+    if (this.#options.onCall.length > 0 || !this.#limiter.tryAcquire()) {
+      return this.#callQueued(control, tool, parsed, user);
+    }
+    control.holding = true;
+    return control.run(parsed, user);
+  }
+
+  /**
+   * {@link #start} for a call whose progress restarts its timeout, up to `capMs` from now: its deadline
+   * (what the tool sees, and sends on the wire) is the cap, or the caller's when that is sooner.
+   */
+  #startResettable(
+    tool: Tool,
+    parsed: Record<string, unknown>,
+    replay: string | undefined,
+    options: ToolCallOptions,
+    callId: string,
+    user: string | undefined,
+    timeoutMs: number,
+    capMs: number,
+  ): Promise<ToolResult> {
+    const name = tool.name;
+    const now = Date.now();
+    let leftMs = capMs;
+    const callerDeadline = options.deadline;
+    if (callerDeadline !== undefined && callerDeadline - now < leftMs) {
+      leftMs = callerDeadline - now;
+      if (!(leftMs > 0)) return Promise.resolve(failure(name, callId, deadlinePassed(name), replay));
+    }
+    const budgetMs = Math.min(timeoutMs, leftMs);
+    const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, options.signal);
+    const hooks = this.#options.onProgress;
+    const own = options.onProgress;
+    const listeners =
+      hooks.length > 0 || own !== undefined ? progressSink(name, callId, user, own, hooks) : undefined;
+    // Always a sink: a report is what keeps the call alive, listened to or not.
+    control.progressSink = (update) => {
+      control.progressed();
+      listeners?.(update);
+    };
+    control.setDeadline(Number.isFinite(leftMs) ? now + leftMs : undefined, false);
+    if (options.signal !== undefined) control.unwatch = onAbort(options.signal, control);
+    this.#deadlines.add(budgetMs, control);
+    control.allowResets(timeoutMs, leftMs);
     if (this.#options.onCall.length > 0 || !this.#limiter.tryAcquire()) {
       return this.#callQueued(control, tool, parsed, user);
     }
@@ -524,6 +623,7 @@ interface CallScope {
   readonly deadlines: CallDeadlines<CallControl>;
   readonly limiter: ConcurrencyLimiter;
   readonly maxOutputBytes: number;
+  readonly maxMediaBytes: number;
 }
 
 /**
@@ -556,6 +656,11 @@ class CallControl extends LazyAbortController implements Schedulable {
   #deadline: number | undefined = undefined;
   /** True until the deadline of a call with the timeout alone has been worked out (see {@link deadline}). */
   #timed = false;
+  /** For a call whose progress restarts its timeout: the timeout, and the cap (`performance.now()` time). */
+  #idleMs = 0;
+  #capAt = 0;
+  /** How its timer last ended or was set: `progress` once a report restarted it, `cap` once cut at the cap. */
+  #lastTimer: 'start' | 'progress' | 'cap' = 'start';
 
   constructor(
     scope: CallScope,
@@ -653,6 +758,14 @@ class CallControl extends LazyAbortController implements Schedulable {
       const checked = checkToolOutput(name, outputSchema, value);
       if (checked instanceof ToolError) return failure(name, this.callId, checked, this.replay);
       structured = checked.structured;
+    } else {
+      let parts: ContentPart[] | undefined;
+      try {
+        parts = contentParts(name, value);
+      } catch (error) {
+        return failure(name, this.callId, error as ToolError, this.replay);
+      }
+      if (parts !== undefined) return this.#partsResult(parts);
     }
     let content: string;
     try {
@@ -705,6 +818,42 @@ class CallControl extends LazyAbortController implements Schedulable {
     return result;
   }
 
+  /**
+   * The result for content parts: media over the set's media cap left out (a text part says which), the
+   * text capped as any output is (the text parts become one cut text part, before the media).
+   */
+  #partsResult(given: readonly ContentPart[]): ToolResult {
+    const { maxMediaBytes, maxOutputBytes } = this.#scope;
+    let media = 0;
+    let parts = given.map((part): ContentPart => {
+      if (!isMediaPart(part)) return part;
+      const bytes = partBytes(part);
+      if (media + bytes <= maxMediaBytes) {
+        media += bytes;
+        return part;
+      }
+      return {
+        type: 'text',
+        text: `${describePart(part)}: left out, over the ${maxMediaBytes}-byte media cap of one result`,
+      };
+    });
+    let content = partsToText(parts);
+    let cutBytes = 0;
+    if (content.length * 3 > maxOutputBytes) {
+      const textOnly = parts.filter((part) => !isMediaPart(part));
+      const capped = truncateOutput(partsToText(textOnly), maxOutputBytes);
+      if (capped.cutBytes > 0) {
+        cutBytes = capped.cutBytes;
+        parts = [{ type: 'text', text: capped.text }, ...parts.filter(isMediaPart)];
+        content = partsToText(parts);
+      }
+    }
+    const result: ToolResult = { name: this.name, callId: this.callId, content, isError: false, parts };
+    if (this.replay !== undefined) result.arguments = this.replay;
+    if (cutBytes > 0) result.truncatedBytes = cutBytes;
+    return result;
+  }
+
   /** Frees what the call holds (its deadline entry, its listener, its slot); idempotent. */
   release(): void {
     this.#scope.deadlines.cancel(this);
@@ -731,8 +880,39 @@ class CallControl extends LazyAbortController implements Schedulable {
     this.abort(toolAbortError(this.#callerSignal ?? { aborted: true, reason: undefined }, this.name));
   }
 
+  /** Lets progress restart the timer (just scheduled) with `idleMs`, up to `capMs` from now. */
+  allowResets(idleMs: number, capMs: number): void {
+    this.#idleMs = idleMs;
+    this.#capAt = this.dueAt - Math.min(idleMs, capMs) + capMs;
+  }
+
+  /** A progress report: restarts the timer of a call that allows it, never past its cap. */
+  progressed(): void {
+    // Not resettable, or already expired or settled.
+    if (this.#idleMs === 0 || this.dueQueue === undefined) return;
+    const left = this.#capAt - performance.now();
+    if (left <= 0) return;
+    const deadlines = this.#scope.deadlines;
+    deadlines.cancel(this);
+    if (left > this.#idleMs) {
+      this.#lastTimer = 'progress';
+      deadlines.add(this.#idleMs, this);
+    } else {
+      this.#lastTimer = 'cap';
+      deadlines.add(Math.max(1, Math.ceil(left)), this);
+    }
+  }
+
   /** The deadline passed. */
   onDeadline(): void {
+    if (this.#lastTimer !== 'start') {
+      const error =
+        this.#lastTimer === 'progress'
+          ? `tool '${this.name}' reported no progress for ${this.#idleMs} ms and was cancelled`
+          : `tool '${this.name}' ran to its total cap (maxTotalTimeoutMs; progress restarts the timeout only up to it) and was cancelled`;
+      this.abort(new ToolError('timeout', error, { toolName: this.name }));
+      return;
+    }
     this.abort(
       new ToolError(
         'timeout',
@@ -767,6 +947,14 @@ function badDeadline(name: string, value: unknown): ToolError {
   return new ToolError(
     'usage',
     `tool '${name}': deadline must be epoch milliseconds (a number), got ${String(value)}`,
+    { toolName: name },
+  );
+}
+
+function badCap(name: string, value: unknown): ToolError {
+  return new ToolError(
+    'usage',
+    `tool '${name}': maxTotalTimeoutMs must be a positive number of milliseconds, got ${String(value)}`,
     { toolName: name },
   );
 }

@@ -5,6 +5,7 @@ import type { JsonObject, JsonSchema, ObjectJsonSchema, ToolSchema } from '../sc
 import type { ToolError } from './errors.js';
 import type { NeedsApproval } from './approval.js';
 import type { ToolSearchHit, ToolSearchOptions } from './tool-search.js';
+import type { ContentPart } from './content-parts.js';
 
 /** Hints about a tool's side effects, with MCP's meaning. Used to decide whether a retry is safe. */
 export interface ToolAnnotations {
@@ -43,7 +44,9 @@ export interface ToolCallContext {
   /**
    * Reports progress to whoever called (the `ToolSet`'s `onProgress` hooks and the call's own
    * `onProgress`: an agent's event stream, an MCP client): `ctx.progress?.({ progress: 3, total: 10 })`.
-   * Set only while somebody listens, so a tool can skip the work of a report nobody reads. @default none
+   * A report also restarts the call's timeout when its set allows (`maxTotalTimeoutMs`). Set only while
+   * somebody listens or a report restarts the timeout, so a tool can skip the work of a report nobody
+   * reads. @default none
    */
   progress?(update: ToolProgress): void;
 }
@@ -77,6 +80,12 @@ export interface Tool {
    * wins). `Infinity` says the tool enforces its own limits, as MCP tools do with progress-aware timeouts.
    */
   readonly timeoutMs?: number;
+  /**
+   * How long in total progress may keep a call of this tool alive: each `ctx.progress` report restarts
+   * the timeout, up to this from the start (see `ToolSetOptions.maxTotalTimeoutMs`; a call's own wins).
+   * @default the set's (none: progress does not restart the timeout)
+   */
+  readonly maxTotalTimeoutMs?: number;
   /**
    * Whether a call needs a person's approval before it runs: `true`, or a predicate over the arguments.
    * The model's schema does not show it. An agent with a run store pauses the run and asks; any other
@@ -132,6 +141,13 @@ export interface ToolResult {
    * cut); `content` holds its JSON text.
    */
   structured?: JsonObject;
+  /**
+   * The result as content parts (text, images, audio, resources), for a tool that returned parts (an
+   * MCP server's content, a `FunctionTool` returning `{ type: 'image', data, mimeType }`): within the
+   * set's caps; `content` is their text, with media described (`[image: image/png, 1234 bytes]`). A
+   * vision model gets the images (`modelInfo.vision`), MCP clients get the parts. @default none
+   */
+  parts?: ContentPart[];
 }
 
 /** Options of `ToolSet.call`. */
@@ -163,6 +179,11 @@ export interface ToolCallOptions {
   approvedBy?: string;
   /** Hears the tool's progress reports (`ctx.progress`), besides the set's `onProgress` hooks. @default none */
   onProgress?: (update: ToolProgress) => void;
+  /**
+   * Progress restarts this call's timeout, up to this total from its start: `ToolSetOptions.maxTotalTimeoutMs`
+   * for one call. @default the tool's, else the set's
+   */
+  maxTotalTimeoutMs?: number;
 }
 
 /** Anything that can list and call tools: a `ToolSet` or a `LiveToolSet`. */

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { HttpStatusError, HttpTool, httpToolType } from '../../src/adapters/http/index.js';
 import type { HttpToolOptions } from '../../src/adapters/http/index.js';
-import { ToolError } from '../../src/tools/index.js';
+import { ToolError, ToolSet, type ToolProgress } from '../../src/tools/index.js';
 import { ToolbusError } from '../../src/errors/index.js';
 import type { JsonObject } from '../../src/schema/index.js';
 
@@ -154,6 +154,19 @@ class TestServer {
     } else if (path === '/text') {
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
       res.end('hello, wörld');
+    } else if (path === '/image') {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    } else if (path === '/chunked') {
+      // Three pieces some time apart, with a declared length: progress a caller can show.
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '30' });
+      let sent = 0;
+      const next = (): void => {
+        res.write('x'.repeat(10));
+        if (++sent < 3) setTimeout(next, 30);
+        else res.end();
+      };
+      next();
     } else if (path === '/not-json') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"unterminated": ');
@@ -331,6 +344,24 @@ describe('HttpTool responses', () => {
   test('returnType text returns the body unchanged', async () => {
     const tool = make({ method: 'GET', path: '/text', returnType: 'text' });
     assert.equal(await tool.runJson({}), 'hello, wörld');
+  });
+
+  test('an image/* answer is an image part, whatever the returnType', async () => {
+    const tool = make({ method: 'GET', path: '/image' });
+    assert.deepEqual(await tool.runJson({}), { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' });
+    const result = await new ToolSet([tool]).call('probe', {});
+    assert.equal(result.content, '[image: image/png, 8 bytes]');
+    assert.deepEqual(result.parts, [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }]);
+  });
+
+  test('a body that streams in reports progress in bytes, with the declared total', async () => {
+    const tool = make({ method: 'GET', path: '/chunked', returnType: 'text' });
+    const reports: ToolProgress[] = [];
+    const result = await new ToolSet([tool]).call('probe', {}, { onProgress: (p) => reports.push(p) });
+    assert.equal(result.content, 'x'.repeat(30));
+    assert.ok(reports.length >= 2, JSON.stringify(reports));
+    assert.deepEqual(reports.at(-1), { progress: 30, total: 30, message: 'bytes received' });
+    assert.ok(reports.every((r, i) => i === 0 || r.progress > reports[i - 1]!.progress));
   });
 
   test('returnType json with a body that is not JSON is a tool-error naming the problem', async () => {

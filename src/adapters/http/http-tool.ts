@@ -325,13 +325,32 @@ export class HttpTool extends BaseTool {
           { toolName: name, status: response.status, bodyExcerpt: excerpt },
         );
       }
-      const { bytes, truncated } = await readBodyCapped(response, config.maxResponseBytes);
+      // A body that streams in is progress, for whoever listens (an agent's events, an MCP client).
+      const progress = ctx.progress?.bind(ctx);
+      const { bytes, truncated } = await readBodyCapped(
+        response,
+        config.maxResponseBytes,
+        false,
+        progress &&
+          ((read, total) =>
+            progress({
+              progress: read,
+              ...(total !== undefined ? { total } : {}),
+              message: 'bytes received',
+            })),
+      );
       if (truncated) {
         throw new ToolError(
           'too-large',
           `tool '${name}': the response of ${describe} is larger than maxResponseBytes (${config.maxResponseBytes} bytes)`,
           { toolName: name },
         );
+      }
+      // An image or a sound is a content part: a vision model sees it, MCP clients get it as such.
+      const mimeType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      if (/^(image|audio)\/[\w.+-]+$/.test(mimeType) && bytes.byteLength > 0) {
+        const type = mimeType.startsWith('image/') ? 'image' : 'audio';
+        return { type, data: Buffer.from(bytes).toString('base64'), mimeType };
       }
       const text = new TextDecoder().decode(bytes);
       if (config.returnType === 'text') return text;

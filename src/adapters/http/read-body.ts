@@ -14,12 +14,14 @@ export interface CappedBody {
 /**
  * Reads up to `maxBytes` bytes of `response`'s body, then cancels the stream. A `content-length`
  * above the cap is detected before reading anything, unless `keepHead` asks for the first `maxBytes`
- * bytes anyway (an error excerpt wants the start of the body, however long it says it is).
+ * bytes anyway (an error excerpt wants the start of the body, however long it says it is). `onBytes`
+ * hears the bytes read so far after each piece, with the declared length when there is one.
  */
 export async function readBodyCapped(
   response: Response,
   maxBytes: number,
   keepHead = false,
+  onBytes?: (read: number, total: number | undefined) => void,
 ): Promise<CappedBody> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (!keepHead && Number.isFinite(declared) && declared > maxBytes) {
@@ -43,6 +45,7 @@ export async function readBodyCapped(
       }
       chunks.push(value);
       size += value.byteLength;
+      onBytes?.(size, Number.isFinite(declared) ? declared : undefined);
     }
   } finally {
     if (truncated) await reader.cancel().catch(() => undefined);

@@ -25,7 +25,13 @@ export type {
 } from './mcp-session.js';
 export { McpTool, inputSchemaOf } from './mcp-tool.js';
 export type { McpToolOptions } from './mcp-tool.js';
-export { describeContentBlock, contentToText, callToolResultToValue } from './mcp-result.js';
+export {
+  describeContentBlock,
+  contentToText,
+  callToolResultToValue,
+  contentBlockToPart,
+  partToContentBlock,
+} from './mcp-result.js';
 export { McpServerTools, mcpServerTools } from './mcp-server-tools.js';
 export type { McpServerToolsOptions, McpToolProblem } from './mcp-server-tools.js';
 export { createMcpServer, serveMcpStdio, createMcpHttpHandler } from './mcp-server-bridge.js';

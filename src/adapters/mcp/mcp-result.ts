@@ -1,45 +1,68 @@
 /**
- * @module Turns an MCP `CallToolResult` into a tool value: text joined, `structuredContent` as JSON,
- * images, audio and resources described (never dropped, never an error), `isError` as a `ToolError`.
+ * @module MCP results and toolbus values: a `CallToolResult` becomes a tool value (text, the
+ * `structuredContent`, or content parts when it holds images, audio or resources; never dropped, never
+ * an error), `isError` a `ToolError`; toolbus parts become MCP content blocks for the bridge.
  */
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
-import { ToolError, truncateOutput } from '../../tools/index.js';
+import { ToolError, describePart, truncateOutput, type ContentPart } from '../../tools/index.js';
 
-/** Decoded size of a base64 payload, in bytes. */
-function base64Bytes(data: string): number {
-  const clean = data.replace(/\s+/g, '');
-  const padding = clean.endsWith('==') ? 2 : clean.endsWith('=') ? 1 : 0;
-  return Math.max(0, Math.floor((clean.length * 3) / 4) - padding);
-}
-
-/** One content block as text a model can read. */
-export function describeContentBlock(block: ContentBlock): string {
+/**
+ * One content block as a toolbus part: text, image, audio and embedded resources as themselves; a
+ * resource link (a URI the client may fetch) as text describing it.
+ */
+export function contentBlockToPart(block: ContentBlock): ContentPart {
   switch (block.type) {
     case 'text':
-      return block.text;
+      return { type: 'text', text: block.text };
     case 'image':
-      return `[image: ${block.mimeType}, ${base64Bytes(block.data)} bytes]`;
     case 'audio':
-      return `[audio: ${block.mimeType}, ${base64Bytes(block.data)} bytes]`;
+      return { type: block.type, data: block.data.replace(/\s+/g, ''), mimeType: block.mimeType };
     case 'resource': {
       const r = block.resource;
-      const mime = r.mimeType ? `, ${r.mimeType}` : '';
-      if ('text' in r && typeof r.text === 'string') return `[resource: ${r.uri}${mime}]\n${r.text}`;
-      const blob = 'blob' in r && typeof r.blob === 'string' ? r.blob : '';
-      return `[resource: ${r.uri}${mime}, ${base64Bytes(blob)} bytes]`;
+      const part: ContentPart = { type: 'resource', uri: r.uri };
+      if (r.mimeType) part.mimeType = r.mimeType;
+      if ('text' in r && typeof r.text === 'string') part.text = r.text;
+      else if ('blob' in r && typeof r.blob === 'string') part.blob = r.blob.replace(/\s+/g, '');
+      return part;
     }
     case 'resource_link': {
       const mime = block.mimeType ? `, ${block.mimeType}` : '';
       const size = typeof block.size === 'number' ? `, ${block.size} bytes` : '';
       const title = block.title ?? block.name;
       const desc = block.description ? ` — ${block.description}` : '';
-      return `[resource link: ${title} <${block.uri}>${mime}${size}]${desc}`;
+      return { type: 'text', text: `[resource link: ${title} <${block.uri}>${mime}${size}]${desc}` };
     }
     default: {
       const unknown = block as { type?: unknown };
-      return `[${String(unknown.type ?? 'unknown')} content]`;
+      return { type: 'text', text: `[${String(unknown.type ?? 'unknown')} content]` };
     }
   }
+}
+
+/** A toolbus part as an MCP content block (what the bridge serves). */
+export function partToContentBlock(part: ContentPart): ContentBlock {
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: part.text };
+    case 'image':
+    case 'audio':
+      return { type: part.type, data: part.data, mimeType: part.mimeType };
+    default: {
+      const mime = part.mimeType !== undefined ? { mimeType: part.mimeType } : {};
+      return {
+        type: 'resource',
+        resource:
+          part.blob !== undefined
+            ? { uri: part.uri, ...mime, blob: part.blob }
+            : { uri: part.uri, ...mime, text: part.text ?? '' },
+      };
+    }
+  }
+}
+
+/** One content block as text a model can read. */
+export function describeContentBlock(block: ContentBlock): string {
+  return describePart(contentBlockToPart(block));
 }
 
 /** Every content block described, joined with newlines. */
@@ -62,7 +85,8 @@ function errorDetails(text: string, structured: CallToolResult['structuredConten
 
 /**
  * The tool value of a result: `structuredContent` when present (an object, serialised as JSON by
- * `returnValueAsString`), otherwise the described content joined as text.
+ * `returnValueAsString`); content parts when the content holds media (images, audio, resources), which
+ * `ToolSet` keeps as `ToolResult.parts`; otherwise the text.
  *
  * Throws a `ToolError` with code `tool-error` when the result has `isError: true`, with the server's
  * message (its text and its `structuredContent`).
@@ -77,5 +101,6 @@ export function callToolResultToValue(toolName: string, result: CallToolResult):
   if (result.structuredContent !== undefined && result.structuredContent !== null) {
     return result.structuredContent;
   }
-  return text;
+  const parts = (result.content ?? []).map(contentBlockToPart);
+  return parts.some((part) => part.type !== 'text') ? parts : text;
 }

@@ -24,6 +24,7 @@ import { DeferredTools, SEARCH_TOOLS_NAME } from '../../tools/index.js';
 import type { DeferredToolsOptions, Tool, ToolProgress, ToolProvider } from '../../tools/index.js';
 import { McpBridgeServer, asToolCallAnswer, serveMcpTasks, type McpTaskStarter } from './mcp-tasks.js';
 import { traceMcpServerCall } from './mcp-tracing.js';
+import { partToContentBlock } from './mcp-result.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
 export type McpBridgeTools = ToolProvider & {
@@ -307,7 +308,8 @@ function buildServer(
         server.sendToolListChanged().catch(() => undefined);
       }
       return {
-        content: [{ type: 'text', text: result.content }],
+        // Parts (images, audio, resources) as MCP content; any other result as its text.
+        content: result.parts?.map(partToContentBlock) ?? [{ type: 'text', text: result.content }],
         // A result that matched the tool's output schema, also as structuredContent (its text is its JSON).
         ...(result.structured !== undefined ? { structuredContent: result.structured } : {}),
         ...(result.isError ? { isError: true } : {}),

@@ -29,6 +29,7 @@ import { z } from 'zod';
 import { FINAL_CALL_STATUSES, type CallRecord } from '../../bus/index.js';
 import type { CallTasks } from '../../services/index.js';
 import type { ToolCallOptions, ToolProvider } from '../../tools/index.js';
+import { partToContentBlock } from './mcp-result.js';
 
 /** A task's `ttl` when the client asks none: 1 hour. */
 export const DEFAULT_MCP_TASK_TTL_MS = 3_600_000;
@@ -228,7 +229,8 @@ function taskOf(id: string, entry: TaskEntry, record: CallRecord): Task {
 function resultOf(id: string, record: CallRecord): CallToolResult {
   const _meta = { [RELATED_TASK_META_KEY]: { taskId: id } };
   if (record.cancelRequested !== true && record.status === 'completed') {
-    return { content: [{ type: 'text', text: record.response ?? '' }], _meta };
+    const content = record.parts?.map(partToContentBlock) ?? [{ type: 'text', text: record.response ?? '' }];
+    return { content, _meta };
   }
   if (record.cancelRequested !== true && record.error?.type === 'unknown-tool') {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, record.error.message);

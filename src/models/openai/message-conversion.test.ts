@@ -69,3 +69,40 @@ test('an unknown message type fails with invalid-arguments naming it', () => {
       /unknown message type 'ImageMessage'/.test(e.message),
   );
 });
+
+test('with vision, the images of a round of results follow its tool messages in one user message', () => {
+  const round = new FunctionExecutionResultMessage({
+    content: [
+      new FunctionExecutionResult({
+        callId: 'c1',
+        content: 'Sales\n[image: image/png, 3 bytes]',
+        name: 'chart',
+        parts: [
+          { type: 'text', text: 'Sales' },
+          { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+        ],
+      }),
+      new FunctionExecutionResult({ callId: 'c2', content: '42', name: 'count' }),
+      new FunctionExecutionResult({
+        callId: 'c3',
+        content: '[audio: audio/wav, 3 bytes]',
+        name: 'listen',
+        parts: [{ type: 'audio', data: 'AAAA', mimeType: 'audio/wav' }],
+      }),
+    ],
+  });
+  assert.deepEqual(toOpenAIMessages([round], { vision: true }), [
+    { role: 'tool', tool_call_id: 'c1', content: 'Sales\n[image: image/png, 3 bytes]' },
+    { role: 'tool', tool_call_id: 'c2', content: '42' },
+    { role: 'tool', tool_call_id: 'c3', content: '[audio: audio/wav, 3 bytes]' },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'The image returned by chart (call c1):' },
+        { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+      ],
+    },
+  ]);
+  // Without vision (the default), the text that describes the image is all the model gets.
+  assert.equal(toOpenAIMessages([round]).length, 3);
+});

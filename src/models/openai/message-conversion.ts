@@ -3,11 +3,12 @@
  */
 import type {
   ChatCompletionAssistantMessageParam,
+  ChatCompletionContentPart,
   ChatCompletionMessageParam,
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
 import { ToolbusError } from '../../errors/index.js';
-import type { LLMMessage } from '../index.js';
+import type { FunctionExecutionResult, LLMMessage } from '../index.js';
 
 /** Options of {@link toOpenAIMessages}. */
 export interface ToOpenAIMessagesOptions {
@@ -16,6 +17,12 @@ export interface ToOpenAIMessagesOptions {
    * client passes the same mapping it used for the request's tools). @default the name unchanged
    */
   toolName?: (name: string) => string;
+  /**
+   * The model reads images (`modelInfo.vision`): image parts of tool results are sent after the tool
+   * messages, in a user message (tool messages take only text). Otherwise the tool messages' text,
+   * which describes them, is all the model gets. @default false
+   */
+  vision?: boolean;
 }
 
 /**
@@ -27,7 +34,9 @@ export interface ToOpenAIMessagesOptions {
  *   model's malformed call) is sent as `{}`: replayed verbatim it makes many providers reject every
  *   later request of the conversation, while the tool's error result already tells the model what
  *   was wrong. The `FunctionCall` itself keeps the raw text;
- * - `FunctionExecutionResultMessage` → one `tool` message per result, with `tool_call_id`.
+ * - `FunctionExecutionResultMessage` → one `tool` message per result, with `tool_call_id`; with
+ *   `vision`, the results' images follow in one `user` message of `image_url` parts (data URLs), each
+ *   result's introduced by a text part naming its call.
  *
  * @example
  * ```ts
@@ -74,6 +83,10 @@ export function toOpenAIMessages(
           };
           out.push(tool);
         }
+        if (options.vision === true) {
+          const images = imageParts(message.content);
+          if (images.length > 0) out.push({ role: 'user', content: images });
+        }
         break;
       default: {
         const unknown: { type?: unknown } = message;
@@ -83,6 +96,23 @@ export function toOpenAIMessages(
             `UserMessage, AssistantMessage or FunctionExecutionResultMessage`,
         );
       }
+    }
+  }
+  return out;
+}
+
+/** The images of a round of results, as user-message parts: each result's after a line naming it. */
+function imageParts(results: readonly FunctionExecutionResult[]): ChatCompletionContentPart[] {
+  const out: ChatCompletionContentPart[] = [];
+  for (const result of results) {
+    const images = (result.parts ?? []).filter((part) => part.type === 'image');
+    if (images.length === 0) continue;
+    out.push({
+      type: 'text',
+      text: `The image${images.length === 1 ? '' : 's'} returned by ${result.name} (call ${result.callId}):`,
+    });
+    for (const image of images) {
+      out.push({ type: 'image_url', image_url: { url: `data:${image.mimeType};base64,${image.data}` } });
     }
   }
   return out;

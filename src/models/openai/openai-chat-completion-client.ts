@@ -539,7 +539,10 @@ export class OpenAIChatCompletionClient implements ChatCompletionClient {
     const body: Record<string, unknown> = {
       ...this.#options.body,
       model: this.#options.model,
-      messages: toOpenAIMessages(messages, TO_WIRE_MESSAGES),
+      messages: toOpenAIMessages(
+        messages,
+        this.modelInfo.vision ? TO_WIRE_MESSAGES_VISION : TO_WIRE_MESSAGES,
+      ),
     };
     if (wireTools.length > 0) {
       body.tools = wireTools;
@@ -651,6 +654,9 @@ const TO_WIRE_MESSAGES: ToOpenAIMessagesOptions = {
     }
   },
 };
+
+/** The same, for a model that reads images. */
+const TO_WIRE_MESSAGES_VISION: ToOpenAIMessagesOptions = { ...TO_WIRE_MESSAGES, vision: true };
 
 /** `TextDecoder.decode` options for a body read in pieces. */
 const STREAMING = { stream: true } as const;
