@@ -6,10 +6,11 @@ import type { BusMessage, MessageBus } from '../bus/index.js';
 import { canonicalTopic } from '../bus/index.js';
 import { RpcClient, StreamCall, checkQueuePair, type RpcClientProtocol } from '../services/index.js';
 import { ToolbusError, numberOption, type ToolbusErrorCode } from '../errors/index.js';
+import type { ToolProgress } from '../tools/index.js';
 import type { AgentHistoryItem } from './agent.js';
 import { DEFAULT_AGENT_REQUEST_QUEUE, DEFAULT_AGENT_RESPONSE_QUEUE } from './agent-service.js';
-import { decodeAgentResponse, encodeAgentRequest, fromAgentWireError } from './wire.js';
-import type { AgentMessageType, AgentResponse } from './wire.js';
+import { decodeAgentProgress, decodeAgentResponse, encodeAgentRequest, fromAgentWireError } from './wire.js';
+import type { AgentMessageType, AgentProgressContent, AgentResponse } from './wire.js';
 
 /** How long a question may run before the client gives up and cancels it. */
 export const DEFAULT_AGENT_TIMEOUT_MS = 600_000;
@@ -22,6 +23,12 @@ export interface AgentStreamEvent {
   content: string;
   endOfMessage: boolean;
   endOfDialog: boolean;
+  /** On `progress` events: the tool called (`content` holds the whole report as JSON text). */
+  toolName?: string;
+  /** On `progress` events: the call's id, as in its observation. */
+  callId?: string;
+  /** On `progress` events: the tool's report. */
+  progress?: ToolProgress;
 }
 
 /** Options of {@link AgentClient}. */
@@ -68,8 +75,16 @@ export interface AgentAskOptions {
    * tool call of the run. @default none (the timeout alone)
    */
   deadline?: number;
-  /** `ask` only: receives thought, observation and answer events (errors reject instead). @default none */
+  /**
+   * `ask` only: receives thought, observation, approval, progress and answer events (errors reject
+   * instead). @default none
+   */
   onEvent?: (event: AgentStreamEvent) => void;
+  /**
+   * Ask the service for tool calls' progress (`progress` events, the request's `progress: true`).
+   * @default true for `ask` with an `onEvent`; false otherwise (a `stream` reader opts in)
+   */
+  progress?: boolean;
 }
 
 /** One question: its responses, read with `for await`, with a bounded buffer. */
@@ -161,7 +176,7 @@ export class AgentClient {
 
   /**
    * Asks a question and resolves with the final answer (streamed pieces joined). `onEvent` sees each
-   * thought, observation and answer piece as it arrives.
+   * thought, observation, tool progress report and answer piece as it arrives.
    *
    * Rejects with `cancelled` when the signal aborts, `timeout` when the budget runs out, `unavailable`
    * when no service listens, `service-error` when the agent failed (the service's message included), and
@@ -236,6 +251,8 @@ export class AgentClient {
         ...(options.principal !== undefined ? { principal: options.principal } : {}),
         ...(options.profile !== undefined ? { profile: options.profile } : {}),
         streaming: options.streaming ?? false,
+        // Only when somebody reads it: the service then leaves `ctx.progress` unset for the tools.
+        ...((options.progress ?? (!yieldErrors && options.onEvent !== undefined)) ? { progress: true } : {}),
       }),
       { signal: options.signal, timeoutMs, deadline: options.deadline },
     );
@@ -262,6 +279,11 @@ export class AgentClient {
             trace,
           );
         }
+        if (response.messageType === 'progress') {
+          const event = progressEvent(response);
+          if (event) yield event;
+          continue;
+        }
         yield toEvent(response);
         if (response.endOfDialog) return;
       }
@@ -284,6 +306,17 @@ function toEvent(response: AgentResponse): AgentStreamEvent {
     endOfMessage: response.endOfMessage,
     endOfDialog: response.endOfDialog,
   };
+}
+
+/** A `progress` response as an event; undefined (the report is dropped) when its content does not decode. */
+function progressEvent(response: AgentResponse): AgentStreamEvent | undefined {
+  let report: AgentProgressContent;
+  try {
+    report = decodeAgentProgress(response.content);
+  } catch {
+    return undefined; // a broken report is not worth failing the question for
+  }
+  return { ...toEvent(response), ...report };
 }
 
 /** Gives an error that arrives later the stack of the call that started the question. */

@@ -135,8 +135,12 @@ class AgentProtocol implements RpcServerProtocol<AgentCall> {
         ...(request.principal !== undefined ? { principal: request.principal } : {}),
         ...(request.tools ? { toolPolicy: request.tools } : {}),
         ...(request.profile !== undefined ? { profile: request.profile } : {}),
+        // Only a request that asked gets progress (TrustGraph clients do not know the message type);
+        // for the others, tools are not even asked to report.
+        progress: request.progress === true,
         onEvent: (event: AgentEvent) => {
           if (event.type === 'error') return; // sent once, by the server, from the rejection
+          if (event.type === 'progress' && request.progress !== true) return; // an agent that reports anyway
           if (event.type === 'answer') {
             // The closing answer is sent after the run resolves, with end_of_dialog.
             if (event.endOfMessage) return;
@@ -223,7 +227,8 @@ class AgentProtocol implements RpcServerProtocol<AgentCall> {
  * Serves an agent on the bus. Any number of replicas may run on one request queue: they share a bus
  * group, so each request reaches exactly one. Each request gets its own run with the request's `user`
  * (forwarded to every tool call; the model cannot change it); its thoughts, observations and answer are
- * published as they happen, ending with `end_of_dialog: true`. A cancellation on the control topic, a
+ * published as they happen, ending with `end_of_dialog: true`, and, for a request with `progress: true`,
+ * its tool calls' progress too (`progress` messages). A cancellation on the control topic, a
  * passed `deadline`, or {@link close} aborts the run and its tool calls, remote ones included; the
  * request's `deadline` also bounds every tool call of the run. Correlation, deadlines, the bounded queue
  * and the lifecycle are the RPC layer's, shared with `DynamicToolService`.

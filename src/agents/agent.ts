@@ -5,7 +5,7 @@
 import { AssistantMessage, UserMessage } from '../models/index.js';
 import type { LLMMessage } from '../models/index.js';
 import { abortError, isToolbusError, ToolbusError, type ToolbusErrorCode } from '../errors/index.js';
-import type { ToolProvider, ToolResult } from '../tools/index.js';
+import type { ToolProgress, ToolProvider, ToolResult } from '../tools/index.js';
 import type { ApprovalRequest } from '../runs/index.js';
 
 /** The kinds of {@link AgentEvent}, with TrustGraph's `message_type` names. */
@@ -16,6 +16,8 @@ export const AgentEventType = {
   Error: 'error',
   /** A call waits for a person's approval; the run goes on once it is decided. */
   Approval: 'approval',
+  /** A running tool call reported progress (`ctx.progress`, a tool service's streamed chunk). */
+  Progress: 'progress',
 } as const;
 /** One of {@link AgentEventType}'s values. */
 export type AgentEventType = (typeof AgentEventType)[keyof typeof AgentEventType];
@@ -68,6 +70,22 @@ export type AgentEvent =
       callId: string;
       /** The stored request: decide it by its `id` (`POST /api/v1/approvals/{id}`, `toolbus approvals`). */
       approval: ApprovalRequest;
+    }
+  | {
+      /**
+       * A tool call's progress, at most one event per call per 100 ms (the latest report wins, and the
+       * last one comes before the call's observation). Emitted only to runs with an `onEvent`; never saved
+       * with a kept run.
+       */
+      type: 'progress';
+      /** The report as JSON text, `{"call_id", "tool", "progress", "total"?, "message"?}` (the agent wire's). */
+      content: string;
+      endOfMessage: true;
+      iteration: number;
+      toolName: string;
+      callId: string;
+      /** The tool's report (a `message` longer than 2000 characters is cut). */
+      progress: ToolProgress;
     };
 
 /** A past turn of the conversation, as the gateway and the bus carry it. */
@@ -93,6 +111,12 @@ export interface AgentRunOptions {
   history?: readonly (AgentHistoryItem | LLMMessage)[];
   /** Receives events as they happen. Errors it throws are ignored. @default none */
   onEvent?: (event: AgentEvent) => void;
+  /**
+   * Report tool calls' progress to `onEvent` as `progress` events. False leaves `ctx.progress` unset, so
+   * tools skip reports nobody reads (`AgentService` passes false unless the request asked for progress).
+   * @default true (when there is an `onEvent`)
+   */
+  progress?: boolean;
   /**
    * Stream thoughts and answers in pieces as the model writes them (uses `createStream`). `ReActAgent`
    * honours it. `ToolUseAgent` ignores it and emits whole events: whether a step's text is the answer
@@ -184,6 +208,8 @@ export interface AgentToolCall {
   deadline?: number | undefined;
   /** Who approved the call, for a tool that needs approval. */
   approvedBy?: string | undefined;
+  /** Hears the tool's progress reports (`ToolCallOptions.onProgress`); absent, nobody listens. */
+  onProgress?: ((update: ToolProgress) => void) | undefined;
 }
 
 /**
@@ -194,7 +220,7 @@ export async function callAgentTool(
   tools: ToolProvider,
   name: string,
   args: string | Record<string, unknown>,
-  { callId, user, signal, timeoutMs, deadline, approvedBy }: AgentToolCall,
+  { callId, user, signal, timeoutMs, deadline, approvedBy, onProgress }: AgentToolCall,
 ): Promise<ToolResult> {
   try {
     return await tools.call(name, args, {
@@ -205,6 +231,7 @@ export async function callAgentTool(
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       ...(deadline !== undefined ? { deadline } : {}),
       ...(approvedBy !== undefined ? { approvedBy } : {}),
+      ...(onProgress !== undefined ? { onProgress } : {}),
     });
   } catch (error) {
     return {

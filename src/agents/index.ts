@@ -53,7 +53,9 @@ export {
   decodeAgentRequest,
   encodeAgentResponse,
   decodeAgentResponse,
+  encodeAgentProgress,
+  decodeAgentProgress,
   toAgentWireError,
   fromAgentWireError,
 } from './wire.js';
-export type { AgentRequest, AgentResponse, AgentWireError } from './wire.js';
+export type { AgentRequest, AgentResponse, AgentProgressContent, AgentWireError } from './wire.js';

@@ -218,3 +218,43 @@ describe('ReActAgent', () => {
     await assert.rejects(new ReActAgent({ model, tools: [] }).run('x'), { code: 'model-error' });
   });
 });
+
+test("a tool's progress reaches onEvent as progress events of the call, the last report before its observation", async () => {
+  const listening: boolean[] = [];
+  const convert = new FunctionTool(
+    async ({ steps }: { steps: number }, ctx) => {
+      listening.push(ctx.progress !== undefined);
+      for (let i = 1; i <= steps; i++) ctx.progress?.({ progress: i, total: steps });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return 'converted';
+    },
+    { name: 'convert', description: 'Converts.', parameters: z.object({ steps: z.number() }) },
+  );
+  const script = () =>
+    new ScriptedChatCompletionClient(
+      ['Thought: convert\nAction: convert\nArgs: {"steps": 30}', 'Thought: done\nFinal Answer: ok'],
+      textOnly,
+    );
+  const events: AgentEvent[] = [];
+  assert.equal(
+    await new ReActAgent({ model: script(), tools: [convert] }).run('go', { onEvent: (e) => events.push(e) }),
+    'ok',
+  );
+  assert.deepEqual(
+    events.map((e) => [e.type, e.type === 'progress' ? e.progress.progress : undefined]),
+    [
+      ['thought', undefined],
+      ['progress', 1],
+      ['progress', 30],
+      ['observation', undefined],
+      ['thought', undefined],
+      ['answer', undefined],
+    ],
+  );
+  const last = events[2]!;
+  assert.ok(last.type === 'progress');
+  assert.deepEqual([last.toolName, last.callId, last.iteration], ['convert', 'react-1', 1]);
+  // Nobody listening: the tool is not asked to report.
+  await new ReActAgent({ model: script(), tools: [convert] }).run('go');
+  assert.deepEqual(listening, [true, false]);
+});

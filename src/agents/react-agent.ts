@@ -13,6 +13,7 @@ import type { AgentEvent, AgentRunOptions, RunnableAgent } from './agent.js';
 import { REACT_FORMAT, StreamingReActParser, parseReActResponse } from './react-parser.js';
 import type { ReActStep } from './react-parser.js';
 import { toToolProvider } from './tool-provider.js';
+import { callProgress } from './progress-events.js';
 import { traceAgentRun } from './agent-tracing.js';
 import { DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_MESSAGE } from './tool-use-agent.js';
 
@@ -180,13 +181,21 @@ export class ReActAgent implements RunnableAgent {
         }
         const callId = `react-${iteration}`;
         const said = `Thought: ${step.thought}\nAction: ${step.action}\nArgs: ${JSON.stringify(step.args)}`;
+        const progress = callProgress(options, (event) => emit(onEvent, event), {
+          iteration,
+          toolName: step.action,
+          callId,
+        });
         const result = await callAgentTool(this.#tools, step.action, step.args, {
           callId,
           user,
           signal,
           timeoutMs: this.#toolTimeoutMs,
           deadline: options.deadline,
+          ...(progress ? { onProgress: progress.report } : {}),
         });
+        // Before the observation (callAgentTool never rejects): the tool's last report comes first.
+        progress?.end();
         if (signal?.aborted) throw abortError(signal, 'agent run');
         runTools.observe(result);
         const code = result.error?.code;

@@ -10,6 +10,8 @@ import {
 import type { FunctionCall, LLMMessage } from '../models/index.js';
 import { FunctionTool, LiveToolSet } from '../tools/index.js';
 import { ToolbusError } from '../errors/index.js';
+import { MemoryConfigStore } from '../config/index.js';
+import { RunStore } from '../runs/index.js';
 import type { AgentEvent } from './agent.js';
 import { ToolUseAgent } from './tool-use-agent.js';
 
@@ -435,4 +437,78 @@ test('a tool that outlives toolTimeoutMs gives the model a timeout result, and t
   const result = results(model.calls[1]!.messages)[0]!.content[0]!;
   assert.equal(result.isError, true);
   assert.match(result.content, /tim(ed|e) ?out/i);
+});
+
+/** A tool that sends `steps` progress reports at once (a flood), then answers; records whether anyone listened. */
+function flooder(listening: boolean[]): FunctionTool {
+  return new FunctionTool(
+    async ({ steps }: { steps: number }, ctx) => {
+      listening.push(ctx.progress !== undefined);
+      for (let i = 1; i <= steps; i++) ctx.progress?.({ progress: i, total: steps, message: `row ${i}` });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return `${steps} rows`;
+    },
+    { name: 'convert', description: 'Converts rows.', parameters: z.object({ steps: z.number() }) },
+  );
+}
+
+test("a tool's progress reaches onEvent as coalesced progress events, the last report before the observation", async () => {
+  const listening: boolean[] = [];
+  const model = new ScriptedChatCompletionClient([[call('c1', 'convert', '{"steps": 200}')], 'converted']);
+  const events: AgentEvent[] = [];
+  const answer = await new ToolUseAgent({ model, tools: [flooder(listening)] }).run('convert', {
+    onEvent: (e) => events.push(e),
+  });
+  assert.equal(answer, 'converted');
+  assert.deepEqual(listening, [true]);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['thought', 'progress', 'progress', 'observation', 'answer'],
+    '200 reports within 100 ms: the first at once and the last (trailing) one, before the observation',
+  );
+  const [first, last] = events.filter((e) => e.type === 'progress');
+  assert.deepEqual(last, {
+    type: 'progress',
+    content: '{"call_id":"c1","tool":"convert","progress":200,"total":200,"message":"row 200"}',
+    endOfMessage: true,
+    iteration: 1,
+    toolName: 'convert',
+    callId: 'c1',
+    progress: { progress: 200, total: 200, message: 'row 200' },
+  });
+  assert.equal(first?.type === 'progress' && first.progress.progress, 1);
+});
+
+test('without onEvent, or with progress: false, the tool sees no ctx.progress and no progress event is emitted', async () => {
+  const listening: boolean[] = [];
+  const tools = [flooder(listening)];
+  const script = () => new ScriptedChatCompletionClient([[call('c1', 'convert', '{"steps": 3}')], 'ok']);
+  await new ToolUseAgent({ model: script(), tools }).run('convert');
+  const events: AgentEvent[] = [];
+  await new ToolUseAgent({ model: script(), tools }).run('convert', {
+    progress: false,
+    onEvent: (e) => events.push(e),
+  });
+  assert.deepEqual(listening, [false, false]);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['thought', 'observation', 'answer'],
+  );
+});
+
+test('a kept run streams progress to its listener but never saves it with the run', async (t) => {
+  const runs = new RunStore(new MemoryConfigStore());
+  t.after(() => runs.close());
+  const model = new ScriptedChatCompletionClient([[call('c1', 'convert', '{"steps": 2}')], 'ok']);
+  const events: AgentEvent[] = [];
+  await new ToolUseAgent({ model, tools: [flooder([])], runs }).run('convert', {
+    runId: 'run-progress',
+    onEvent: (e) => events.push(e),
+  });
+  assert.ok(events.some((e) => e.type === 'progress'));
+  const saved = await runs.run('run-progress');
+  assert.deepEqual(
+    saved?.events.map((e) => e.type),
+    ['thought', 'observation', 'answer'],
+  );
 });

@@ -16,6 +16,7 @@ import { ToolbusError, abortError, isToolbusError, numberOption } from '../error
 import type { ChatCompletionClient, CreateResult, FunctionCall, LLMMessage } from '../models/index.js';
 import { DeferredTools, ToolError, approvalNeeded, parseToolArguments } from '../tools/index.js';
 import type {
+  ContentPart,
   DeferredToolList,
   DeferredToolsOptions,
   Tool,
@@ -37,8 +38,15 @@ import {
 import { answerAtLimit, askAgent, callAgentTool, emit, failRun, historyMessages } from './agent.js';
 import type { AgentEvent, AgentRunOptions, AgentToolCall, RunnableAgent } from './agent.js';
 import { mapWithLimit } from './map-with-limit.js';
+import { callProgress } from './progress-events.js';
 import { traceAgentRun } from './agent-tracing.js';
 import { toToolProvider } from './tool-provider.js';
+
+/**
+ * The content parts (images, say) of finished calls, for the model's next request only: a saved run
+ * keeps their text, not megabytes of media, so a resumed run sends the text.
+ */
+const resultParts = new WeakMap<RunCall, readonly ContentPart[]>();
 
 /** The system prompt of the guide's agent. */
 export const DEFAULT_SYSTEM_MESSAGE = 'You are a helpful AI assistant.';
@@ -189,8 +197,8 @@ export class ToolUseAgent implements RunnableAgent {
   /**
    * Runs until the model answers in text, or `maxIterations` steps. Resolves with the answer (or, when the
    * limit is hit without `reflect`, a message saying so). Events report each thought (text beside tool
-   * calls, or a reasoning model's thinking), tool result and the answer; thoughts and answers are whole
-   * (the `streaming` option does not split them).
+   * calls, or a reasoning model's thinking), tool call progress (unless `progress: false`), tool result
+   * and the answer; thoughts and answers are whole (the `streaming` option does not split them).
    *
    * Rejects with `cancelled` or `timeout` when the signal aborts (tool calls in flight are aborted too),
    * and with the model client's error (`model-error`, `rate-limited`, …) when the model fails; an `error`
@@ -277,10 +285,11 @@ export class ToolUseAgent implements RunnableAgent {
     let iteration = state?.step ?? 0;
     const usedIds = new Set<string>(usedCallIds(session, state));
     // Every event goes to the listener and, for a kept run, into its saved events (the stream a client
-    // reattaches to).
+    // reattaches to). Progress is live only: saving it would write the store per report, and a client
+    // that reattaches later has the observation.
     const onEvent = (event: AgentEvent): void => {
       emit(options.onEvent, event);
-      handle?.record(toRunEvent(event));
+      if (event.type !== 'progress') handle?.record(toRunEvent(event));
     };
     const cancelled = new Set<RunCall>();
     const tools = o.agentTools.forRun(functionResults(session));
@@ -350,6 +359,7 @@ export class ToolUseAgent implements RunnableAgent {
                   content: c.result?.content ?? '',
                   isError: c.result?.isError ?? true,
                   name: c.name,
+                  parts: resultParts.get(c),
                 }),
             ),
           }),
@@ -399,7 +409,7 @@ export class ToolUseAgent implements RunnableAgent {
    */
   async #runCalls(step: RunStep, iteration: number, run: StepContext): Promise<void> {
     const o = this.#options;
-    const { options, user, handle } = run;
+    const { user, handle } = run;
     const open = step.calls.filter((c) => c.result === undefined);
     const held = await Promise.all(
       open.map((c) => c.approval !== undefined || (handle !== undefined && this.#needsApproval(c, user))),
@@ -409,7 +419,7 @@ export class ToolUseAgent implements RunnableAgent {
     await Promise.all([
       mapWithLimit(direct, o.parallelToolCalls, async (c) => {
         // The model's own text: ToolSet.call is the one place it is parsed, looked up and validated.
-        const r = await callAgentTool(o.tools, c.name, c.arguments, this.#callOptions(c, user, options));
+        const r = await this.#callTool(c, c.arguments, iteration, run);
         await this.#finishCall(c, r, iteration, run);
       }),
       ...approvals.map((c) => this.#callOnceDecided(c, iteration, run)),
@@ -462,10 +472,7 @@ export class ToolUseAgent implements RunnableAgent {
     if (decided.status === 'approved') {
       const text = decision.arguments ? JSON.stringify(decision.arguments) : c.arguments;
       c.arguments = text;
-      const r = await callAgentTool(o.tools, c.name, text, {
-        ...this.#callOptions(c, run.user, run.options),
-        approvedBy: decision.by,
-      });
+      const r = await this.#callTool(c, text, iteration, run, decision.by);
       await this.#finishCall(c, r, iteration, run);
       return;
     }
@@ -485,14 +492,29 @@ export class ToolUseAgent implements RunnableAgent {
     );
   }
 
-  #callOptions(c: RunCall, user: string | undefined, options: AgentRunOptions): AgentToolCall {
-    return {
+  /** Runs one call, with its progress reported as events (when the run listens) until its result is in. */
+  async #callTool(
+    c: RunCall,
+    args: string,
+    iteration: number,
+    run: StepContext,
+    approvedBy?: string,
+  ): Promise<ToolResult> {
+    const { options, user } = run;
+    const progress = callProgress(options, run.onEvent, { iteration, toolName: c.name, callId: c.id });
+    const call: AgentToolCall = {
       callId: c.id,
       user,
       signal: options.signal,
       timeoutMs: this.#options.toolTimeoutMs,
       deadline: options.deadline,
+      ...(approvedBy !== undefined ? { approvedBy } : {}),
+      ...(progress ? { onProgress: progress.report } : {}),
     };
+    const result = await callAgentTool(this.#options.tools, c.name, args, call);
+    // Before the observation (callAgentTool never rejects): the tool's last report comes first.
+    progress?.end();
+    return result;
   }
 
   /** Keeps a call's result (saved with the run) and reports it as an observation. */
@@ -505,6 +527,7 @@ export class ToolUseAgent implements RunnableAgent {
       isError: r.isError,
       ...(r.error ? { code: r.error.code } : {}),
     };
+    if (r.parts !== undefined) resultParts.set(c, r.parts);
     if (run.options.signal?.aborted) run.cancelled.add(c);
     run.tools.observe(r);
     run.onEvent({
@@ -629,8 +652,8 @@ async function finishRun(handle: RunHandle | undefined, answer: string): Promise
   await handle.release();
 }
 
-/** The saved form of an event. */
-function toRunEvent(event: AgentEvent): Omit<RunEvent, 'seq'> {
+/** The saved form of an event (progress is never saved). */
+function toRunEvent(event: Exclude<AgentEvent, { type: 'progress' }>): Omit<RunEvent, 'seq'> {
   const base = { type: event.type, content: event.content, iteration: event.iteration };
   switch (event.type) {
     case 'observation':

@@ -2,8 +2,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ToolbusError } from '../errors/index.js';
 import {
+  decodeAgentProgress,
   decodeAgentRequest,
   decodeAgentResponse,
+  encodeAgentProgress,
   encodeAgentRequest,
   encodeAgentResponse,
   fromAgentWireError,
@@ -63,6 +65,71 @@ describe('agent wire format', () => {
       '{"message_type": "approval", "content": "{}", "end_of_message": true, "end_of_dialog": false}',
     );
     assert.equal(approval.messageType, 'approval');
+  });
+
+  test("progress (a toolbus extension) is asked for with 'progress: true', sent only when true", () => {
+    const asked = { question: 'q', user: '', streaming: false, progress: true };
+    const text = encodeAgentRequest(asked);
+    assert.match(text, /"progress":true/);
+    assert.deepEqual(decodeAgentRequest(text), asked);
+    // A TrustGraph-format request never carries the field, and false is the same as absent.
+    assert.doesNotMatch(encodeAgentRequest({ ...asked, progress: false }), /progress/);
+    assert.doesNotMatch(encodeAgentRequest({ question: 'q', user: '', streaming: false }), /progress/);
+    assert.deepEqual(decodeAgentRequest('{"question": "q", "progress": false}'), {
+      question: 'q',
+      user: '',
+      streaming: false,
+    });
+    assert.equal(decodeAgentRequest('{"question": "q", "progress": null}').progress, undefined);
+    for (const bad of ['"yes"', '1', '{}']) {
+      assert.throws(() => decodeAgentRequest(`{"question": "q", "progress": ${bad}}`), {
+        name: 'ToolbusError',
+        code: 'invalid-request',
+        message: /agent request: field 'progress' must be a boolean, got (a string|number|object)/,
+      });
+    }
+  });
+
+  test('progress responses carry the report as JSON content with wire field names', () => {
+    const content = encodeAgentProgress({
+      callId: 'c1',
+      toolName: 'convert',
+      progress: { progress: 3, total: 10, message: 'page 3' },
+    });
+    assert.deepEqual(JSON.parse(content), {
+      call_id: 'c1',
+      tool: 'convert',
+      progress: 3,
+      total: 10,
+      message: 'page 3',
+    });
+    assert.deepEqual(decodeAgentProgress(content), {
+      callId: 'c1',
+      toolName: 'convert',
+      progress: { progress: 3, total: 10, message: 'page 3' },
+    });
+    // total and message only when the tool gave them.
+    const bare = encodeAgentProgress({ callId: 'c2', toolName: 't', progress: { progress: 1 } });
+    assert.equal(bare, '{"call_id":"c2","tool":"t","progress":1}');
+    assert.deepEqual(decodeAgentProgress(bare).progress, { progress: 1 });
+    const response = decodeAgentResponse(
+      `{"message_type": "progress", "content": ${JSON.stringify(bare)}, "end_of_message": true, "end_of_dialog": false}`,
+    );
+    assert.equal(response.messageType, 'progress');
+    const cases: [string, RegExp][] = [
+      ['nope', /agent progress: body is not JSON/],
+      ['{"tool": "t", "progress": 1}', /field 'call_id' must be a string, got undefined/],
+      ['{"call_id": "c", "progress": 1}', /field 'tool' must be a string/],
+      [
+        '{"call_id": "c", "tool": "t", "progress": "1"}',
+        /field 'progress' must be a finite number, got a string/,
+      ],
+      ['{"call_id": "c", "tool": "t", "progress": 1, "total": "9"}', /field 'total' must be a finite number/],
+      ['{"call_id": "c", "tool": "t", "progress": 1, "message": 5}', /field 'message' must be a string/],
+    ];
+    for (const [text, message] of cases) {
+      assert.throws(() => decodeAgentProgress(text), { code: 'invalid-request', message });
+    }
   });
 
   test('bad requests and responses are refused with invalid-request naming the field', () => {

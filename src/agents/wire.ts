@@ -9,10 +9,15 @@
  * ```json
  * { "message_type": "thought", "content": "I need a joke", "end_of_message": true, "end_of_dialog": false, "error": null }
  * ```
- * `message_type` is `thought`, `observation`, `answer` or `error`, and (a toolbus extension, only for
- * tools that need approval) `approval`, whose content is the approval request as JSON. The last response of a request has
- * `end_of_dialog: true`: an `answer` (with empty content when the answer was streamed in pieces) or an
- * `error` with `error: { type, message }` (`agent-error` for a failed run).
+ * `message_type` is `thought`, `observation`, `answer` or `error`, and two toolbus extensions:
+ * `approval` (only for tools that need approval), whose content is the approval request as JSON, and
+ * `progress`, a tool call's progress report, whose content is
+ * `{"call_id": "c1", "tool": "convert", "progress": 3, "total": 10, "message": "page 3"}` (`total` and
+ * `message` when the tool gave them). TrustGraph clients know neither `progress` nor the request field
+ * that asks for it, so progress is sent only to a request with `"progress": true` (at most one per call
+ * per 100 ms, the latest report, and the last one before the call's observation). The last response of
+ * a request has `end_of_dialog: true`: an `answer` (with empty content when the answer was streamed in
+ * pieces) or an `error` with `error: { type, message }` (`agent-error` for a failed run).
  *
  * Properties as for tool services (the shared envelope, `services/rpc/envelope.ts`): `id` correlates
  * (required), `deadline` (epoch ms) bounds the run and every tool call in it, and a message
@@ -21,6 +26,7 @@
  */
 import { ToolbusError } from '../errors/index.js';
 import { CONFIG_NAME_PATTERN } from '../config/index.js';
+import type { ToolProgress } from '../tools/index.js';
 import type { AgentHistoryItem } from './agent.js';
 
 /** A request to an agent service, as TypeScript sees it. */
@@ -49,6 +55,22 @@ export interface AgentRequest {
    * toolbus extension. @default undefined (every tool)
    */
   profile?: string;
+  /**
+   * Send tool calls' progress as `progress` responses. A toolbus extension (`progress` on the wire, sent
+   * only when true): TrustGraph clients, which do not ask, never get a message type they do not know.
+   * @default undefined (no progress responses)
+   */
+  progress?: boolean;
+}
+
+/** What a `progress` response's `content` says, as TypeScript sees it: which call reported what. */
+export interface AgentProgressContent {
+  /** The call's id (`call_id` on the wire), as in its observation. */
+  callId: string;
+  /** The tool called (`tool` on the wire). */
+  toolName: string;
+  /** The tool's report: `progress`, and `total` and `message` when it gave them. */
+  progress: ToolProgress;
 }
 
 /** The error of an `error` response. */
@@ -65,6 +87,11 @@ export const AgentMessageType = {
   Error: 'error',
   /** A toolbus extension: a call waits for approval; `content` is the approval request as JSON. */
   Approval: 'approval',
+  /**
+   * A toolbus extension, sent only to requests that ask (`progress: true`): a tool call's progress;
+   * `content` is {@link AgentProgressContent} as JSON (see {@link encodeAgentProgress}).
+   */
+  Progress: 'progress',
 } as const;
 /** One of {@link AgentMessageType}'s values. */
 export type AgentMessageType = (typeof AgentMessageType)[keyof typeof AgentMessageType];
@@ -106,6 +133,7 @@ export function encodeAgentRequest(request: AgentRequest): string {
     ...(request.runId !== undefined ? { run_id: request.runId } : {}),
     ...(request.principal !== undefined ? { principal: request.principal } : {}),
     ...(request.profile !== undefined ? { profile: request.profile } : {}),
+    ...(request.progress === true ? { progress: true } : {}),
   });
 }
 
@@ -123,6 +151,7 @@ export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
   const runId = value['run_id'];
   const principal = value['principal'];
   const profile = value['profile'];
+  const progress = value['progress'];
   if (typeof question !== 'string' || question.trim() === '') {
     throw invalid(`field 'question' must be a non-empty string, got ${describe(question)}`);
   }
@@ -148,6 +177,12 @@ export function decodeAgentRequest(body: Uint8Array | string): AgentRequest {
       );
     }
     request.profile = profile;
+  }
+  if (progress !== undefined && progress !== null) {
+    if (typeof progress !== 'boolean')
+      throw invalid(`field 'progress' must be a boolean, got ${describe(progress)}`);
+    // `false` is the default: kept out, so a request decodes the same whether it said so or not.
+    if (progress) request.progress = true;
   }
   if (tools !== undefined && tools !== null) {
     if (!Array.isArray(tools) || !tools.every((t): t is string => typeof t === 'string')) {
@@ -220,6 +255,50 @@ export function decodeAgentResponse(body: Uint8Array | string): AgentResponse {
     endOfMessage,
     endOfDialog,
     error: wireError,
+  };
+}
+
+/** Encodes a `progress` response's content: `{"call_id", "tool", "progress", "total"?, "message"?}`. */
+export function encodeAgentProgress(content: AgentProgressContent): string {
+  const { progress, total, message } = content.progress;
+  return JSON.stringify({
+    call_id: content.callId,
+    tool: content.toolName,
+    progress,
+    ...(total !== undefined ? { total } : {}),
+    ...(message !== undefined ? { message } : {}),
+  });
+}
+
+/**
+ * Decodes a `progress` response's content; unknown fields are ignored.
+ * @throws ToolbusError `invalid-request` naming the field that is wrong.
+ */
+export function decodeAgentProgress(text: string): AgentProgressContent {
+  const value = parseObject(text, 'progress');
+  const callId = value['call_id'];
+  const toolName = value['tool'];
+  const progress = value['progress'];
+  const total = value['total'] ?? undefined;
+  const message = value['message'] ?? undefined;
+  if (typeof callId !== 'string')
+    throw invalid(`field 'call_id' must be a string, got ${describe(callId)}`, 'progress');
+  if (typeof toolName !== 'string')
+    throw invalid(`field 'tool' must be a string, got ${describe(toolName)}`, 'progress');
+  if (typeof progress !== 'number' || !Number.isFinite(progress))
+    throw invalid(`field 'progress' must be a finite number, got ${describe(progress)}`, 'progress');
+  if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total)))
+    throw invalid(`field 'total' must be a finite number, got ${describe(total)}`, 'progress');
+  if (message !== undefined && typeof message !== 'string')
+    throw invalid(`field 'message' must be a string, got ${describe(message)}`, 'progress');
+  return {
+    callId,
+    toolName,
+    progress: {
+      progress,
+      ...(total !== undefined ? { total } : {}),
+      ...(message !== undefined ? { message } : {}),
+    },
   };
 }
 

@@ -135,8 +135,11 @@ async function startExampleService(bus: MessageBus): Promise<DynamicToolService>
   return service;
 }
 
-/** Adapts the bus agent client to what the gateway expects. */
-function gatewayAgent(client: AgentClient): GatewayAgent {
+/**
+ * Adapts the bus agent client to what the gateway expects. A streamed answer (the gateway passes an
+ * `onEvent`) also asks the agent service for its tool calls' progress; a JSON one does not.
+ */
+export function gatewayAgent(client: AgentClient): GatewayAgent {
   return {
     async ask(question, options) {
       return client.ask(question, {
@@ -156,8 +159,20 @@ function gatewayAgent(client: AgentClient): GatewayAgent {
   };
 }
 
-/** An agent-stream event as the gateway streams it: an approval's JSON content also parsed. */
+/**
+ * An agent-stream event as the gateway streams it: an approval's JSON content also parsed, and a
+ * progress report (which the client has parsed) with its call.
+ */
 function gatewayEvent(e: AgentStreamEvent): GatewayAgentEvent {
+  if (e.type === 'progress') {
+    return {
+      type: e.type,
+      content: e.content,
+      ...(e.toolName !== undefined ? { toolName: e.toolName } : {}),
+      ...(e.callId !== undefined ? { callId: e.callId } : {}),
+      ...(e.progress ? { progress: e.progress } : {}),
+    };
+  }
   if (e.type !== 'approval') return { type: e.type, content: e.content };
   const approval = approvalFromJson(safeJson(e.content));
   return { type: e.type, content: e.content, ...(approval ? { approval } : {}) };

@@ -1,6 +1,6 @@
 /**
  * @module `POST /api/v1/agent`: one question to the agent, answered as JSON or streamed as server-sent
- * events (`thought`, `observation`, then `answer` or `error`).
+ * events (`thought`, `observation`, `progress` and `approval` as they happen, then `answer` or `error`).
  */
 import { randomUUID } from 'node:crypto';
 import type { AccessPolicy } from '../policy/index.js';
@@ -10,14 +10,24 @@ import { HttpError, sendJson } from './http-error.js';
 import { headerValue, isPlainObject, type RouteContext } from './route-context.js';
 import { admitCall, requirePermission, userOf } from './route-access.js';
 import { profileOf, profileTools, type GatewayProfiles } from './profile-access.js';
-import type { ObservableToolProvider } from '../tools/index.js';
+import type { ObservableToolProvider, ToolProgress } from '../tools/index.js';
 
 /** An event of a running agent, as streamed to HTTP clients. */
 export interface GatewayAgentEvent {
-  type: 'thought' | 'observation' | 'answer' | 'error' | 'approval';
+  type: 'thought' | 'observation' | 'answer' | 'error' | 'approval' | 'progress';
+  /** The text; on `approval` and `progress` events, what the field of that name holds, as JSON text. */
   content: string;
   /** On `approval` events: the approval request (`content` holds it as JSON text). */
   approval?: ApprovalRequest;
+  /**
+   * On `progress` events: a running tool call's report (`progress`, and `total` and `message` when the
+   * tool gave them). Only the event stream carries them; the JSON answer has none.
+   */
+  progress?: ToolProgress;
+  /** On `progress` events: the tool called. */
+  toolName?: string;
+  /** On `progress` events: the call's id, as in its observation. */
+  callId?: string;
 }
 
 /** A past turn passed to the agent. */
@@ -46,6 +56,10 @@ export interface GatewayAgent {
       /** The tool profile the run offers (`profile/<id>`), checked to exist. @default every tool */
       profile?: string;
       signal: AbortSignal;
+      /**
+       * Set for a streamed answer only: then the agent also reports its tool calls' progress (`progress`
+       * events); without it, tools are not asked to report.
+       */
       onEvent?: (event: GatewayAgentEvent) => void;
     },
   ): Promise<string>;

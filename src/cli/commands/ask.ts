@@ -12,6 +12,7 @@ import { startSpinner } from '../spinner.js';
 import { writeApprovalNeeded } from './approvals.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity, displayNatsUrl } from '../nats-security.js';
 import { CONFIG_NAME_PATTERN } from '../../config/index.js';
+import type { ToolProgress } from '../../tools/index.js';
 
 const help = `Usage: toolbus ask "question" [--stream] [--user NAME] [--profile ID] [--url URL | --nats URL]
        toolbus ask --attach RUN_ID [--stream] [--url URL]
@@ -27,7 +28,7 @@ approval's ID and how to decide it (toolbus approvals approve ID, or deny ID); t
 the decision. If ask ends before the run does, follow the run again with --attach RUN_ID.
 
 Options:
-  --stream           print the agent's thoughts and tool observations as they arrive
+  --stream           print the agent's thoughts, tool progress and observations as they arrive
   --user NAME        the end user the agent acts for (passed to tool services; default: anonymous)
   --profile ID       offer the agent only the tools of the profile profile/ID
   --attach RUN_ID    follow a run that is already going (e.g. paused for an approval) until it ends
@@ -105,12 +106,19 @@ async function printRunEvents(
   };
   try {
     for await (const { event, data } of readServerSentEvents(response.body)) {
-      const payload = JSON.parse(data) as { content?: string; approval?: { runId?: unknown } };
+      const payload = JSON.parse(data) as {
+        content?: string;
+        approval?: { runId?: unknown };
+        toolName?: string;
+        progress?: ToolProgress;
+      };
       const content = payload.content ?? '';
       spinner.clear();
       if (event === 'thought' && printEvents) io.stdout.write(`thought: ${content}\n`);
       else if (event === 'observation' && printEvents) io.stdout.write(`observation: ${content}\n`);
-      else if (event === 'approval') {
+      else if (event === 'progress' && printEvents && payload.progress) {
+        io.stdout.write(progressLine(payload.toolName, payload.progress));
+      } else if (event === 'approval') {
         sawApproval = true;
         if (runId === undefined && typeof payload.approval?.runId === 'string')
           runId = payload.approval.runId;
@@ -155,10 +163,13 @@ async function askOverBus(
       user: user ?? 'anonymous',
       ...(profile !== undefined ? { profile } : {}),
       signal: io.signal,
+      progress: stream,
       onEvent: (event) => {
         if (!stream || event.type === 'answer') return;
         spinner.clear();
-        io.stdout.write(`${event.type}: ${event.content}\n`);
+        if (event.type === 'progress' && event.progress)
+          io.stdout.write(progressLine(event.toolName, event.progress));
+        else io.stdout.write(`${event.type}: ${event.content}\n`);
       },
     });
     spinner.stop();
@@ -246,3 +257,10 @@ export const command: CliCommand = {
     }
   },
 };
+
+/** A tool's progress report as one line: `progress: report 2/3 writing section 2`. */
+function progressLine(toolName: string | undefined, report: ToolProgress): string {
+  const count = report.total !== undefined ? `${report.progress}/${report.total}` : String(report.progress);
+  const message = report.message ? ` ${report.message.replace(/\s+/g, ' ').slice(0, 200)}` : '';
+  return `progress: ${toolName ?? 'tool'} ${count}${message}\n`;
+}
