@@ -119,6 +119,31 @@ describe('a foreign client talking to our service', () => {
     assert.deepEqual(responses[0]!.properties, { id: 'req-2', traceparent });
   });
 
+  test('a result with content parts: response is still a plain string, the parts ride beside it', async (t) => {
+    const bus = new MemoryBus();
+    t.after(() => bus.close());
+    const png = 'iVBORw0KGgo=';
+    const service = await startService(bus, () => [
+      { type: 'text', text: 'A cat' },
+      { type: 'image', data: png, mimeType: 'image/png' },
+    ]);
+    t.after(() => service.stop());
+    const responses = await foreignCall(bus, queues, '{"user":"u","config":"{}","arguments":"{}"}', {
+      id: 'p',
+    });
+    assert.equal(responses.length, 1);
+    // What a TrustGraph ToolServiceResponse reads: error, response (a str), end_of_stream.
+    const { error, response, end_of_stream, parts } = JSON.parse(responses[0]!.text) as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual([error, response, end_of_stream], [null, 'A cat\n[image: image/png, 8 bytes]', true]);
+    assert.deepEqual(parts, [
+      { type: 'text', text: 'A cat' },
+      { type: 'image', data: png, mimeType: 'image/png' },
+    ]);
+  });
+
   test('streams with end_of_stream false chunks in order, then a last true', async (t) => {
     const bus = new MemoryBus();
     t.after(() => bus.close());
