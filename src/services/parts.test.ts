@@ -165,3 +165,62 @@ test('streamed chunks restart the timeout of a tool with max-total-timeout-ms; w
     /field 'max-total-timeout-ms' must be a positive whole number of milliseconds, got "1h"/,
   );
 });
+
+test('a durable service keeps the parts of a result with the call: result() and a task see them', async (t) => {
+  const bus = new MemoryBus();
+  const durable = { requestQueue: 'request:tg:chart-d', responseQueue: 'response:tg:chart-d' };
+  const service = new DynamicToolService({
+    bus,
+    ...durable,
+    delivery: 'durable',
+    invoke: () => [
+      { type: 'text', text: 'Kept' },
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+    ],
+  });
+  await service.start();
+  const client = new ToolServiceClient(bus, { ...durable, delivery: 'durable', timeoutMs: 5_000 });
+  t.after(async () => {
+    await client.close();
+    await service.stop();
+    await bus.close();
+  });
+  const { tool } = createToolServiceTool({
+    client,
+    service: {
+      ...serviceDescriptor,
+      'request-queue': durable.requestQueue,
+      'response-queue': durable.responseQueue,
+      delivery: 'durable',
+    },
+    tool: toolDescriptor(),
+  });
+  let heard: unknown;
+  const text = await client.call('', {}, {}, { id: 'call-parts', onParts: (parts) => (heard = parts) });
+  assert.equal(text, 'Kept\n[image: image/png, 70 bytes]');
+  assert.deepEqual(
+    (heard as { type: string }[]).map((p) => p.type),
+    ['text', 'image'],
+  );
+  let record = await client.result('call-parts');
+  for (let i = 0; i < 100 && record?.status !== 'completed'; i++) {
+    await sleep(10);
+    record = await client.result('call-parts');
+  }
+  assert.equal(record?.response, 'Kept\n[image: image/png, 70 bytes]');
+  assert.deepEqual(record?.parts, [
+    { type: 'text', text: 'Kept' },
+    { type: 'image', data: PNG, mimeType: 'image/png' },
+  ]);
+  // A task (a task id on a durable service) ends with the same parts.
+  const task = await new ToolSet([tool]).call(
+    'draw-chart',
+    { title: 'x' },
+    { callId: 'task-0b7e1a52-2f8e-4c55-9d51-6f1e2c3b4a59' },
+  );
+  assert.equal(task.isError, false, task.content);
+  assert.deepEqual(
+    task.parts?.map((p) => p.type),
+    ['text', 'image'],
+  );
+});

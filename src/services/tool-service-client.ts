@@ -27,6 +27,9 @@ import {
 } from './wire.js';
 import { cancelStoredCall } from './call-state.js';
 
+/** The key of {@link ToolServiceClient}'s call for `ToolServiceTool`, which wants parts as the value. */
+export const callForValue = Symbol('toolbus.callForValue');
+
 /** How long a call waits for its last response unless `timeoutMs` says otherwise (60 s). */
 export const DEFAULT_TOOL_SERVICE_TIMEOUT_MS = 60_000;
 /** Chunks a `stream()` buffers for a slow consumer before it fails with `too-large`. */
@@ -167,28 +170,32 @@ class CollectCall extends RpcClientCall<ToolServiceResponse> {
   /** Durable calls: when the store is next asked for this call's outcome (epoch ms), and how often. */
   checkAt = 0;
   checkEvery = 0;
-  #resolve: (result: string | Rejection) => void = ignore;
+  #resolve: (result: string | ContentPart[] | Rejection) => void = ignore;
   /** The response text so far: one chunk, or several once a reply streams. */
   #text: string | string[] | undefined = undefined;
 
   readonly #onChunk: ((chunk: string) => void) | undefined;
   readonly #onParts: ((parts: ContentPart[]) => void) | undefined;
+  /** Resolve with the parts, when the service sent them, rather than their text. */
+  readonly #partsAsResult: boolean;
 
   constructor(
     toolName: string | undefined,
     onChunk?: (chunk: string) => void,
     onParts?: (parts: ContentPart[]) => void,
+    partsAsResult = false,
   ) {
     super();
     this.toolName = toolName;
     this.#onChunk = onChunk;
     this.#onParts = onParts;
+    this.#partsAsResult = partsAsResult;
   }
 
   /** The executor of the call's promise, bound to the call: no closure and context per call. */
   takeResolver(resolve: (result: string) => void): void {
-    // The promise resolves to a string only: a `Rejection` is a thenable that rejects it.
-    this.#resolve = resolve as (result: string | Rejection) => void;
+    // The promise resolves to a string (or parts) only: a `Rejection` is a thenable that rejects it.
+    this.#resolve = resolve as (result: string | ContentPart[] | Rejection) => void;
   }
 
   receive(response: ToolServiceResponse, last: boolean): void {
@@ -206,9 +213,10 @@ class CollectCall extends RpcClientCall<ToolServiceResponse> {
     else if (typeof sofar === 'string') this.#text = [sofar, text];
     else sofar.push(text);
     if (last) {
-      if (response.parts !== undefined && this.#onParts !== undefined) {
+      if (response.parts !== undefined) {
+        if (this.#partsAsResult) return this.#resolve(response.parts);
         try {
-          this.#onParts(response.parts);
+          this.#onParts?.(response.parts);
         } catch {
           // As for onChunk.
         }
@@ -439,7 +447,42 @@ export class ToolServiceClient {
     args: Record<string, unknown> | string,
     options: ToolServiceCallOptions = NO_OPTIONS,
   ): Promise<string> {
-    const call = new CollectCall(options.toolName, options.onChunk, options.onParts);
+    return this.#collect(
+      new CollectCall(options.toolName, options.onChunk, options.onParts),
+      user,
+      config,
+      args,
+      options,
+    );
+  }
+
+  /**
+   * {@link call} for `ToolServiceTool`: resolves with the result's content parts when the service sent
+   * them (`parts`), else with the text. Package-internal (not exported from the services index).
+   */
+  [callForValue](
+    user: string,
+    config: Record<string, unknown> | string,
+    args: Record<string, unknown> | string,
+    options: ToolServiceCallOptions,
+  ): Promise<string | ContentPart[]> {
+    return this.#collect(
+      new CollectCall(options.toolName, options.onChunk, undefined, true),
+      user,
+      config,
+      args,
+      options,
+    );
+  }
+
+  /** Starts a collecting call; it resolves with text, or with parts for a call made to (see `callForValue`). */
+  #collect(
+    call: CollectCall,
+    user: string,
+    config: Record<string, unknown> | string,
+    args: Record<string, unknown> | string,
+    options: ToolServiceCallOptions,
+  ): Promise<string> {
     const promise = new Promise<string>(call.takeResolver.bind(call));
     try {
       this.#start(call, user, config, args, options);

@@ -6,9 +6,9 @@ import type { MessageBus } from '../bus/index.js';
 import { setOwn, type JsonObject, type JsonValue, type ObjectJsonSchema } from '../schema/index.js';
 import { BaseTool, MAX_TIMER_MS, ToolError, isTaskId } from '../tools/index.js';
 import { ToolbusError } from '../errors/index.js';
-import type { ContentPart, Tool, ToolCallContext } from '../tools/index.js';
+import type { Tool, ToolCallContext } from '../tools/index.js';
 import type { ToolServiceClientCache } from './tool-service-client-cache.js';
-import { ToolServiceClient } from './tool-service-client.js';
+import { ToolServiceClient, callForValue } from './tool-service-client.js';
 import { fromWireError } from './wire.js';
 import type { CallRecord } from '../bus/index.js';
 import {
@@ -119,8 +119,7 @@ export class ToolServiceTool extends BaseTool implements Tool {
     let chunks = 0;
     const progress = ctx.progress?.bind(ctx);
     // A result with content parts is those parts (ToolSet keeps them; `response` is only their text).
-    let parts: ContentPart[] | undefined;
-    const text = this.#client.call(ctx.user ?? '', this.#configJson, JSON.stringify(forwarded), {
+    return this.#client[callForValue](ctx.user ?? '', this.#configJson, JSON.stringify(forwarded), {
       signal: ctx.signal,
       // Under a ToolSet the deadline is the budget (which progress may have extended to a cap): the
       // client's own default timeout must not end the call sooner.
@@ -128,10 +127,8 @@ export class ToolServiceTool extends BaseTool implements Tool {
       deadline: ctx.deadline,
       toolName: this.name,
       idempotent: this.#idempotent,
-      onParts: (given) => (parts = given),
       ...(progress ? { onChunk: (chunk: string) => progress({ progress: ++chunks, message: chunk }) } : {}),
     });
-    return text.then((value) => parts ?? value);
   }
 
   /**
