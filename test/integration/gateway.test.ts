@@ -107,6 +107,37 @@ describe('HTTP gateway', () => {
     );
   });
 
+  test('invoke answers content parts as parts and an output-schema result as structured, beside the text', async (t) => {
+    const chart = new FunctionTool(() => [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }], {
+      name: 'chart',
+      description: 'Draws',
+      parameters: z.object({}),
+    });
+    const sum = new FunctionTool(() => ({ total: 3 }), {
+      name: 'sum',
+      description: 'Adds',
+      parameters: z.object({}),
+      outputSchema: z.object({ total: z.number() }),
+    });
+    const { url } = await start(t, { tools: new LiveToolSet([chart, sum]) });
+    const invoke = async (name: string) =>
+      json(
+        await fetch(`${url}/api/v1/tools/${name}/invoke`, {
+          method: 'POST',
+          headers: JSON_HEADERS,
+          body: '{}',
+        }),
+      );
+    const drawn = await invoke('chart');
+    assert.equal(drawn.content, '[image: image/png, 8 bytes]');
+    assert.deepEqual(drawn.parts, [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }]);
+    const added = await invoke('sum');
+    assert.deepEqual(
+      [added.content, added.structured, added.parts],
+      ['{"total":3}', { total: 3 }, undefined],
+    );
+  });
+
   test('tool errors come back as results with the error text and code', async (t) => {
     const { url } = await start(t);
     const bad = await json(
