@@ -469,21 +469,40 @@ export class ToolSet implements ToolProvider {
     // One object per call: abort controller, deadline entry, caller-signal listener and the call's state.
     const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, callerSignal);
     // Only a call somebody listens to for progress pays for a sink.
-    const hooks = this.#options.onProgress;
-    const own = options.onProgress;
-    if (hooks.length > 0 || own !== undefined)
-      control.progressSink = progressSink(name, callId, user, own, hooks);
+    control.progressSink = this.#progressListeners(name, callId, user, options);
     control.setDeadline(deadline, timed);
     // One listener on the caller's signal however many calls share it; `handleEvent`: no closure per call.
     if (callerSignal !== undefined) control.unwatch = onAbort(callerSignal, control);
     // Deadlines share one timer per timeout value (see CallDeadlines): a setTimeout per call
     // would cost more than the call itself.
     if (Number.isFinite(budgetMs)) this.#deadlines.add(budgetMs, control);
+    return this.#launch(control, tool, parsed, user);
+  }
+
+  /** Runs a call now when a slot is free and no `onCall` hook must vet it, else queued. */
+  #launch(
+    control: CallControl,
+    tool: Tool,
+    parsed: Record<string, unknown>,
+    user: string | undefined,
+  ): Promise<ToolResult> {
     if (this.#options.onCall.length > 0 || !this.#limiter.tryAcquire()) {
       return this.#callQueued(control, tool, parsed, user);
     }
     control.holding = true;
     return control.run(parsed, user);
+  }
+
+  /** The call's progress listeners (its own and the set's hooks) as one function; none when nobody listens. */
+  #progressListeners(
+    name: string,
+    callId: string,
+    user: string | undefined,
+    options: ToolCallOptions,
+  ): ((update: ToolProgress) => void) | undefined {
+    const hooks = this.#options.onProgress;
+    const own = options.onProgress;
+    return hooks.length > 0 || own !== undefined ? progressSink(name, callId, user, own, hooks) : undefined;
   }
 
   /**
@@ -510,10 +529,7 @@ export class ToolSet implements ToolProvider {
     }
     const budgetMs = Math.min(timeoutMs, leftMs);
     const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, options.signal);
-    const hooks = this.#options.onProgress;
-    const own = options.onProgress;
-    const listeners =
-      hooks.length > 0 || own !== undefined ? progressSink(name, callId, user, own, hooks) : undefined;
+    const listeners = this.#progressListeners(name, callId, user, options);
     // Always a sink: a report is what keeps the call alive, listened to or not.
     control.progressSink = (update) => {
       control.progressed();
@@ -523,11 +539,7 @@ export class ToolSet implements ToolProvider {
     if (options.signal !== undefined) control.unwatch = onAbort(options.signal, control);
     this.#deadlines.add(budgetMs, control);
     control.allowResets(timeoutMs, leftMs);
-    if (this.#options.onCall.length > 0 || !this.#limiter.tryAcquire()) {
-      return this.#callQueued(control, tool, parsed, user);
-    }
-    control.holding = true;
-    return control.run(parsed, user);
+    return this.#launch(control, tool, parsed, user);
   }
 
   /** A call that waits for a slot or for its `onCall` hooks: the same steps, awaited. */
