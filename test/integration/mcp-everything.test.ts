@@ -5,17 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mcpServerTools } from '../../src/adapters/mcp/index.js';
-import { EVERYTHING_SERVER, isAlive, waitFor } from '../fixtures/mcp-spawn.js';
+import { everythingParams, isAlive, waitFor } from '../fixtures/mcp-spawn.js';
 
 test(
   'server-everything over stdio: tools, text, sums, images, resources, progress',
   { timeout: 60_000 },
   async (t) => {
     const mcp = await mcpServerTools({
-      command: process.execPath,
-      args: [EVERYTHING_SERVER, 'stdio'],
-      stderr: 'ignore',
-      id: 'everything',
+      ...everythingParams(),
       // Short on purpose: the long-running tool below only finishes because its progress resets this.
       toolTimeoutsMs: { 'trigger-long-running-operation': 1500 },
     });

@@ -12,7 +12,7 @@ import { createMcpServer, mcpServerTools } from '../../src/adapters/mcp/index.js
 import { ToolUseAgent } from '../../src/agents/index.js';
 import { OpenAIChatCompletionClient } from '../../src/models/openai/index.js';
 import { FunctionTool, ToolSet } from '../../src/tools/index.js';
-import { EVERYTHING_SERVER } from '../fixtures/mcp-spawn.js';
+import { everythingParams } from '../fixtures/mcp-spawn.js';
 import { chatCompletion, startFakeOpenAIServer } from '../fixtures/fake-openai-server.js';
 
 type WireMessage = { role: string; content: unknown; tool_call_id?: string };
@@ -22,10 +22,7 @@ test(
   { timeout: 60_000 },
   async (t) => {
     const mcp = await mcpServerTools({
-      command: process.execPath,
-      args: [EVERYTHING_SERVER, 'stdio'],
-      stderr: 'ignore',
-      id: 'everything',
+      ...everythingParams(),
     });
     t.after(() => mcp.close());
     const server = await startFakeOpenAIServer();
