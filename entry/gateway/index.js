@@ -8,6 +8,8 @@ export const {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CONNECTIONS,
+  LiveCallStatus,
+  LiveCalls,
   READINESS_CHECK_TIMEOUT_MS,
   Role,
   createGateway,

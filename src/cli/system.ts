@@ -6,7 +6,7 @@ import type { CliIO } from './command.js';
 import type { MessageBus } from '../bus/index.js';
 import type { ConfigStore } from '../config/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
-import { type DeferredToolsOptions, type ToolProvider } from '../tools/index.js';
+import { hookList, type DeferredToolsOptions, type ToolProvider, type ToolSetHooks } from '../tools/index.js';
 import { ToolbusError } from '../errors/index.js';
 import {
   createGateway,
@@ -22,8 +22,16 @@ import { approvalFromJson, RunStore } from '../runs/index.js';
 import type { JsonValue } from '../schema/index.js';
 import { CallTasks, type DynamicToolService } from '../services/index.js';
 import type { McpBridgeTools, McpHttpHandler } from '../adapters/mcp/index.js';
-import { ToolbusMetrics } from '../observability/index.js';
-import { busNatsUrl, openBus, openConfigStore, openEmbeddedBus, describeStore } from './connect.js';
+import { LiveCalls, ToolbusMetrics } from '../observability/index.js';
+import {
+  busNatsUrl,
+  configStorePath,
+  openBus,
+  openConfigStore,
+  openEmbeddedBus,
+  describeStore,
+} from './connect.js';
+import { consoleDir, systemInspector } from './system-inspector.js';
 import { defaultToolTypes } from './tool-types.js';
 import { importLeaf } from './import-leaf.js';
 import { logBusStatus, logDenied, logRegistry, logServiceErrors, type CliLogger } from './logger.js';
@@ -80,6 +88,8 @@ export interface RunningSystem {
   gateway: Gateway;
   /** The process's `toolbus_*` series, also served at the gateway's `/metrics`. */
   metrics: ToolbusMetrics;
+  /** The latest tool calls of the registry's tools, served at the gateway's `/api/v1/live-calls`. */
+  liveCalls: LiveCalls;
   serviceNames: string[];
   /** The running `serviceModules`, in the order given. */
   serviceModules: readonly RunningServiceModule[];
@@ -279,6 +289,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     metrics.observeBus(bus);
     const store = await openConfigStore(flags, io);
     cleanups.push(() => store.close());
+    const storeDescription = describeStore(flags, io);
     // Closed after the gateway and the registry (cleanups run in reverse), so their last calls are kept.
     const audit = await startAudit(flags, options.audit, io, options.logger);
     if (audit) cleanups.push(() => audit.log.close());
@@ -309,13 +320,16 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       ...serviceModules.flatMap((m) => m.services()),
     ]);
 
+    // Every call of the registry's tools, whichever surface made it, is counted, shown live and audited.
+    const liveCalls = new LiveCalls();
+    const callHooks = combineToolSetHooks(metrics.toolSetHooks(), liveCalls.toolSetHooks());
     const registry = new ToolRegistry({
       store,
       bus,
       allowlist,
       ...(options.model ? { model: options.model } : {}),
       toolTypes: defaultToolTypes(),
-      toolSetOptions: { hooks: audit ? audit.toolSetHooks(metrics.toolSetHooks()) : metrics.toolSetHooks() },
+      toolSetOptions: { hooks: audit ? audit.toolSetHooks(callHooks) : callHooks },
     });
     metrics.observeRegistry(registry);
     metrics.observeToolSet(registry.tools);
@@ -428,6 +442,17 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       mcpHandler: mcp.handle,
       metrics: () => metrics.scrape(),
       calls,
+      consoleDir: consoleDir(),
+      liveCalls,
+      inspect: systemInspector({
+        bus,
+        busNats,
+        store,
+        storeFile: storeDescription.startsWith('sqlite ') ? configStorePath(flags, io) : undefined,
+        storeDescription,
+        registry,
+        cwd: io.cwd,
+      }),
     });
     cleanups.push(() => gateway.close());
 
@@ -438,10 +463,11 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       tools: registry.tools,
       gateway,
       metrics,
+      liveCalls,
       serviceNames,
       serviceModules,
       busDescription: busNats ? `NATS at ${displayNatsUrl(busNats)}` : 'in-process (memory)',
-      storeDescription: describeStore(flags, io),
+      storeDescription,
       auditDescription: audit?.description,
       problems,
       close: closeAll,
@@ -450,6 +476,16 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     await closeAll();
     throw error;
   }
+}
+
+/** The hooks of several sources as one: each kind's functions in the order given. */
+function combineToolSetHooks(...sets: ToolSetHooks[]): ToolSetHooks {
+  return {
+    onCall: sets.flatMap((h) => hookList(h.onCall)),
+    onResult: sets.flatMap((h) => hookList(h.onResult)),
+    onError: sets.flatMap((h) => hookList(h.onError)),
+    onProgress: sets.flatMap((h) => hookList(h.onProgress)),
+  };
 }
 
 /** Above this many tools, `--tool-search auto` (the default) shows the model `search_tools` instead. */

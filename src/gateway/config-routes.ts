@@ -1,12 +1,14 @@
 /**
- * @module `/api/v1/config/{type}[/{key}]`: the config store over HTTP. A `PUT` of an item that would run
- * a program or read an environment variable outside the operator's allowlist is refused here already,
- * besides being refused where tools are built.
+ * @module `/api/v1/config/{type}[/{key}]`: the config store over HTTP, the types it holds
+ * (`/api/v1/config`), and a check of an item before it is written (`…/{key}/check`). A `PUT` of an
+ * item that would run a program or read an environment variable outside the operator's allowlist is
+ * refused here already, besides being refused where tools are built.
  */
 import type { ConfigStore } from '../config/index.js';
 import type { JsonValue } from '../schema/index.js';
 import { assertConfigAllowed, type ConfigAllowlist } from '../registry/index.js';
 import { HttpError, sendJson } from './http-error.js';
+import { redactMachinePaths } from './redact-paths.js';
 import type { RouteContext } from './route-context.js';
 
 function parseRevision(text: string | null): number | undefined {
@@ -66,4 +68,61 @@ export async function handleConfigItem(
   const existed = await items.delete(type, key, revisionOption);
   if (!existed) throw new HttpError(404, 'not-found', `no config item '${type}/${key}'`);
   sendJson(res, 200, { type, key, deleted: true }, ctx.headers);
+}
+
+/** The config types every system knows of, listed by `GET /api/v1/config` even when none is stored. */
+export const WELL_KNOWN_CONFIG_TYPES: readonly string[] = Object.freeze([
+  'tool',
+  'tool-service',
+  'mcp',
+  'resource',
+  'profile',
+  'principal',
+  'role',
+  'quota',
+]);
+
+/** `GET /api/v1/config`: `{ types }`, the well-known types first, then the others stored, sorted. */
+export async function listConfigTypes(ctx: RouteContext, store: ConfigStore | undefined): Promise<void> {
+  const stored = new Set((await storeOf(store).list()).map((item) => item.type));
+  const others = [...stored].filter((type) => !WELL_KNOWN_CONFIG_TYPES.includes(type)).sort();
+  sendJson(ctx.res, 200, { types: [...WELL_KNOWN_CONFIG_TYPES, ...others] }, ctx.headers);
+}
+
+/** One finding of a config check: `skipped` when the registry would skip the item (an error). */
+export interface GatewayConfigFinding {
+  skipped: boolean;
+  message: string;
+}
+
+/** Checks a config item before it is written (see {@link checkConfigRoute}). */
+export type GatewayConfigCheck = (
+  type: string,
+  key: string,
+  value: JsonValue,
+) => Promise<readonly GatewayConfigFinding[]>;
+
+/**
+ * `POST /api/v1/config/{type}/{key}/check`, body = the item's JSON value: `{ findings }`, what
+ * `toolbus config put` would say. Nothing is stored. The allowlist is checked here; `check` adds the
+ * checks of the system around the gateway (descriptor parsing, the service lookup).
+ */
+export async function checkConfigRoute(
+  ctx: RouteContext,
+  allowlist: ConfigAllowlist,
+  check: GatewayConfigCheck | undefined,
+  type: string,
+  key: string,
+): Promise<void> {
+  const value = (await ctx.readJson(`config '${type}/${key}'`)) as JsonValue;
+  const findings: GatewayConfigFinding[] = [];
+  try {
+    assertConfigAllowed(allowlist, type, key, value);
+  } catch (error) {
+    findings.push({ skipped: true, message: error instanceof Error ? error.message : String(error) });
+  }
+  if (check) findings.push(...(await check(type, key, value)));
+  // As in an error answer: a finding may quote a store's or a program's path on this machine.
+  const shown = findings.map((f) => ({ skipped: f.skipped, message: redactMachinePaths(f.message) }));
+  sendJson(ctx.res, 200, { findings: shown }, ctx.headers);
 }

@@ -1,7 +1,8 @@
 /**
  * @module The HTTP gateway: a small JSON API over the live tool set, the config store and the agent,
- * plus an optional MCP endpoint at `/mcp`. Secure by default: a bearer token on every route but a bare
- * liveness check, `Host` and `Origin` checked on every request, JSON-only bodies, bounded reads.
+ * plus an optional MCP endpoint at `/mcp` and the web console's files. Secure by default: a bearer
+ * token on every route but a bare liveness check and the console's static files, `Host` and `Origin`
+ * checked on every request, JSON-only bodies, bounded reads.
  *
  * Routes (all JSON; errors are `{ error: { code, message } }` with a 4xx/5xx status):
  *
@@ -20,6 +21,15 @@
  * | GET    | /api/v1/approvals                 | approval requests (`?status=pending|approved|denied|all`), when `runs` is given |
  * | GET/POST | /api/v1/approvals/{id}          | one request; POST `{ decision, reason?, arguments? }` decides it |
  * | GET    | /api/v1/runs/{id}                 | a saved agent run; `/events` streams its events (SSE) |
+ * | GET    | /api/v1/system                    | version, uptime, bus, store, counts, readiness, call rates, when `inspect` is given |
+ * | GET    | /api/v1/services                  | tool services, their instances and tools, when `inspect` is given |
+ * | GET    | /api/v1/tools?detail=1            | the tools plus source, key, strict schema, approval, problems |
+ * | GET    | /api/v1/config                    | the config types (stored and well-known)               |
+ * | POST   | /api/v1/config/{type}/{key}/check | body = the JSON value → `{ findings }`; nothing stored |
+ * | GET    | /api/v1/live-calls                | the latest tool calls (`?tool=&user=&limit=`), when `liveCalls` is given |
+ * | GET    | /api/v1/live-calls/events         | their starts, ends and progress (SSE)                  |
+ * | GET    | /                                 | the web console's `index.html` (no token), when `consoleDir` is given |
+ * | GET    | /console/{file}                   | its assets (no token)                                  |
  */
 import { listenHttp } from './listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -41,13 +51,23 @@ import { discardBody, isJsonMediaType, parseJsonText, readBody } from './request
 import { decodePathPart, headerValue, type RouteContext } from './route-context.js';
 import { handleToolInvoke, handleToolList, type GatewayProblem } from './tool-routes.js';
 import { sendMetrics, type GatewayMetrics } from './metrics-route.js';
-import { defaultReadinessChecks, sendReadiness, type ReadinessCheck } from './ready-route.js';
+import {
+  defaultReadinessChecks,
+  readinessReport,
+  sendReadiness,
+  type ReadinessCheck,
+} from './ready-route.js';
 import { setRequestRoute, traceRequest } from './request-tracing.js';
 import { handleAuditRoute } from './audit-route.js';
 import { decideApproval, getApproval, getRun, listApprovals, streamRunEvents } from './run-routes.js';
 import type { RunStore } from '../runs/index.js';
 import { profileOf, profileTools, type GatewayProfiles } from './profile-access.js';
 import type { AuditReader } from '../audit/index.js';
+import type { LiveCallFeed } from '../observability/index.js';
+import { serveConsoleAsset, serveConsoleIndex } from './console-route.js';
+import { handleServices, handleSystem, type GatewayInspector } from './system-routes.js';
+import { listLiveCalls, streamLiveCalls } from './live-call-routes.js';
+import { checkConfigRoute, listConfigTypes } from './config-routes.js';
 
 /** The default cap on a request body. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -167,6 +187,24 @@ export interface GatewayOptions {
    * @default none (404 for any profile)
    */
   profiles?: GatewayProfiles;
+  /**
+   * The web console's built files (`index.html` and its assets), served without a token at `/` and
+   * `/console/<file>`. `GET /` answers 503 while the folder or its `index.html` is missing.
+   * @default none (404 at `/`)
+   */
+  consoleDir?: string;
+  /**
+   * What the host (e.g. `toolbus up`) knows of the system around the gateway: served at
+   * `/api/v1/system` and `/api/v1/services`, and used by `GET /api/v1/tools?detail=1` and
+   * `POST /api/v1/config/{type}/{key}/check`. @default none (404 on the first two)
+   */
+  inspect?: GatewayInspector;
+  /**
+   * The latest and running tool calls (a `LiveCalls` fed by the tool set's hooks), served at
+   * `/api/v1/live-calls` and `/api/v1/live-calls/events`, and counted in `/api/v1/system`.
+   * @default none (404 on those routes)
+   */
+  liveCalls?: LiveCallFeed;
   /** Handles `/mcp` and `/mcp/<profile>` (Streamable HTTP). @default none (404) */
   mcpHandler?: (req: IncomingMessage, res: ServerResponse, request: GatewayMcpRequest) => Promise<void>;
   /**
@@ -293,6 +331,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     refresh: options.refresh,
     policy,
     calls: callRoutes,
+    detail: {
+      toolOrigin: (name: string) => options.inspect?.toolOrigin?.(name),
+      problems: options.problems,
+      strictSchemas: new WeakMap(),
+    },
   };
   const runRoutes = {
     runs: options.runs,
@@ -315,6 +358,15 @@ export function createGateway(options: GatewayOptions): Gateway {
   const inFlight = new Set<AbortController>();
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
+  /** Aborted when `close()` starts: streams that only end when told (live calls) end then. */
+  const closingSignal = new AbortController();
+  const liveCallRoutes = {
+    feed: options.liveCalls,
+    policy,
+    defaultUser,
+    heartbeatMs,
+    closing: closingSignal.signal,
+  };
 
   /** Tells the hooks of a refusal. */
   const denied = (event: GatewayDeniedEvent): void => {
@@ -325,6 +377,17 @@ export function createGateway(options: GatewayOptions): Gateway {
   const readinessChecks: Readonly<Record<string, ReadinessCheck>> = {
     ...defaultReadinessChecks(options.store, options.agent !== undefined, options.agentUnavailableMessage),
     ...options.readiness,
+  };
+
+  const systemRoutes = {
+    inspector: options.inspect,
+    policy,
+    tools: options.tools,
+    agent: options.agent !== undefined,
+    problems: options.problems,
+    liveCalls: options.liveCalls,
+    readiness: () => readinessReport(readinessChecks, true, closing !== undefined),
+    startedAt,
   };
 
   function health(ctx: RouteContext): void {
@@ -390,7 +453,28 @@ export function createGateway(options: GatewayOptions): Gateway {
     });
   }
 
+  const consoleDir = options.consoleDir;
+  // Public like liveness: the page and its scripts hold no data; every API call they make needs the token.
+  const consoleRoutes: Route[] =
+    consoleDir === undefined
+      ? []
+      : [
+          {
+            path: /^\/$/,
+            methods: ['GET', 'HEAD'],
+            public: true,
+            handle: (ctx) => serveConsoleIndex(ctx, consoleDir),
+          },
+          {
+            path: /^\/console\/(.+)$/,
+            methods: ['GET', 'HEAD'],
+            public: true,
+            handle: (ctx, [file]) => serveConsoleAsset(ctx, consoleDir, file!),
+          },
+        ];
+
   const routes: readonly Route[] = [
+    ...consoleRoutes,
     { path: /^\/api\/v1\/health$/, methods: ['GET', 'HEAD'], public: true, handle: health },
     {
       // Public like liveness (probes carry no token); the parts' details need the token.
@@ -406,6 +490,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       methods: ['GET', 'POST', 'DELETE'],
       handle: (ctx, [id]) => mcp(ctx, decodePathPart(id!)),
     },
+    { path: /^\/api\/v1\/system$/, methods: ['GET'], handle: (ctx) => handleSystem(ctx, systemRoutes) },
+    { path: /^\/api\/v1\/services$/, methods: ['GET'], handle: (ctx) => handleServices(ctx, systemRoutes) },
     { path: /^\/api\/v1\/tools$/, methods: ['GET'], handle: (ctx) => handleToolList(ctx, toolRoutes) },
     {
       path: /^\/api\/v1\/tools\/([^/]+)\/invoke$/,
@@ -461,6 +547,38 @@ export function createGateway(options: GatewayOptions): Gateway {
       handle: (ctx) => {
         requirePermission(ctx, policy, 'audit', 'read the audit log');
         return handleAuditRoute(ctx, options.audit);
+      },
+    },
+    {
+      path: /^\/api\/v1\/live-calls$/,
+      methods: ['GET'],
+      handle: (ctx) => listLiveCalls(ctx, liveCallRoutes),
+    },
+    {
+      path: /^\/api\/v1\/live-calls\/events$/,
+      methods: ['GET'],
+      handle: (ctx) => streamLiveCalls(ctx, liveCallRoutes),
+    },
+    {
+      path: /^\/api\/v1\/config$/,
+      methods: ['GET'],
+      handle: (ctx) => {
+        requirePermission(ctx, policy, 'config', 'read or write config');
+        return listConfigTypes(ctx, options.store);
+      },
+    },
+    {
+      path: /^\/api\/v1\/config\/([^/]+)\/([^/]+)\/check$/,
+      methods: ['POST'],
+      handle: (ctx, [type, key]) => {
+        requirePermission(ctx, policy, 'config', 'read or write config');
+        return checkConfigRoute(
+          ctx,
+          allowlist,
+          options.inspect?.checkConfig,
+          decodePathPart(type!),
+          decodePathPart(key!),
+        );
       },
     },
     {
@@ -664,6 +782,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     close(closeOptions = {}) {
       closing ??= (async () => {
+        closingSignal.abort();
         const graceMs = closeOptions.graceMs ?? 5_000;
         const srv = server;
         if (!srv) return;

@@ -1,5 +1,5 @@
 /**
- * @module gateway: the HTTP API over tools, config and the agent.
+ * @module gateway: the HTTP API over tools, config and the agent, and the web console's files.
  */
 export {
   createGateway,
@@ -18,9 +18,23 @@ export type {
 export { isLoopbackHost } from './request-guard.js';
 export type { GatewayAgent, GatewayAgentEvent, GatewayHistoryItem } from './agent-route.js';
 export type { GatewayProblem } from './tool-routes.js';
+export type { GatewayToolOrigin } from './tool-detail.js';
+export type { GatewayConfigCheck, GatewayConfigFinding } from './config-routes.js';
+export type { GatewayInspector, GatewayService, GatewaySystemInfo } from './system-routes.js';
+// The live tool calls of `createGateway({ liveCalls })`: feed a LiveCalls with the tool set's hooks.
+export { LiveCalls, LiveCallStatus } from '../observability/index.js';
+export type {
+  LiveCall,
+  LiveCallEvent,
+  LiveCallFeed,
+  LiveCallProgress,
+  LiveCallQuery,
+  LiveCallRates,
+  LiveCallsOptions,
+} from '../observability/index.js';
 export type { AuditEntry, AuditQuery, AuditReader, AuditRequest } from '../audit/index.js';
 export { READINESS_CHECK_TIMEOUT_MS } from './ready-route.js';
-export type { ReadinessCheck, ReadinessPart } from './ready-route.js';
+export type { ReadinessCheck, ReadinessPart, ReadinessReport } from './ready-route.js';
 export { createMetricsListener } from './metrics-route.js';
 export type {
   GatewayMetrics,

@@ -70,19 +70,24 @@ async function runCheck(check: ReadinessCheck): Promise<ReadinessPart> {
   }
 }
 
+/** What the readiness route answers: whether the gateway is ready, and each part's state. */
+export interface ReadinessReport {
+  status: 'ready' | 'not-ready' | 'stopping';
+  parts: Record<string, { ok: boolean; required: boolean; detail?: string }>;
+}
+
 /**
- * Answers the readiness route: `{ status: 'ready' | 'not-ready', parts: { name: { ok, required } } }`,
- * with each part's `detail` only for a caller with the token (details name stores and services).
+ * Runs every check: `{ status, parts: { name: { ok, required } } }`, with each part's `detail` only
+ * when `authenticated` (details name stores and services).
  */
-export async function sendReadiness(
-  ctx: RouteContext,
+export async function readinessReport(
   checks: Readonly<Record<string, ReadinessCheck>>,
   authenticated: boolean,
   closing: boolean,
-): Promise<void> {
+): Promise<ReadinessReport> {
   const names = Object.keys(checks);
   const results = await Promise.all(names.map((name) => runCheck(checks[name]!)));
-  const parts: Record<string, { ok: boolean; required: boolean; detail?: string }> = {};
+  const parts: ReadinessReport['parts'] = {};
   let ready = !closing;
   names.forEach((name, i) => {
     const part = results[i]!;
@@ -94,6 +99,16 @@ export async function sendReadiness(
       ...(authenticated && part.detail !== undefined ? { detail: part.detail } : {}),
     };
   });
-  const body = { status: ready ? 'ready' : closing ? 'stopping' : 'not-ready', parts };
-  sendJson(ctx.res, ready ? 200 : 503, body, ctx.headers);
+  return { status: ready ? 'ready' : closing ? 'stopping' : 'not-ready', parts };
+}
+
+/** Answers the readiness route with {@link readinessReport}: 200 when ready, else 503. */
+export async function sendReadiness(
+  ctx: RouteContext,
+  checks: Readonly<Record<string, ReadinessCheck>>,
+  authenticated: boolean,
+  closing: boolean,
+): Promise<void> {
+  const report = await readinessReport(checks, authenticated, closing);
+  sendJson(ctx.res, report.status === 'ready' ? 200 : 503, report, ctx.headers);
 }

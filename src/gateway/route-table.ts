@@ -12,7 +12,10 @@ export interface Route {
   readonly path: RegExp;
   /** The methods it answers, e.g. `['GET', 'HEAD']`. */
   readonly methods: readonly string[];
-  /** Answered without the token (only the bare liveness check is). @default false */
+  /**
+   * Answered without the token (liveness, readiness and the web console's files; `Host` and `Origin`
+   * are still checked). @default false
+   */
   readonly public?: boolean;
   /** Handles a request whose path and method matched. */
   handle(ctx: RouteContext, params: readonly string[]): void | Promise<void>;

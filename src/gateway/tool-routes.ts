@@ -9,11 +9,14 @@ import { HttpError, sendJson } from './http-error.js';
 import { headerValue, type RouteContext } from './route-context.js';
 import { admitCall, requirePermission, requireTool, userOf } from './route-access.js';
 import { profileOf, profileTools, type GatewayProfiles } from './profile-access.js';
+import { problemsByKey, toolDetail, type ToolDetailOptions } from './tool-detail.js';
 
 /** A problem the registry reports (which item, what is wrong). */
 export interface GatewayProblem {
   key: string;
   message: string;
+  /** How bad it is: `error` (the item is skipped) or `warning`. @default 'error' */
+  severity?: string;
 }
 
 /** What the tool routes need of the gateway's options. */
@@ -28,6 +31,8 @@ export interface ToolRoutesOptions {
   policy: AccessPolicy;
   /** Calls started with `?async=1` and read at `/api/v1/calls/{id}`. */
   calls: CallRouteOptions;
+  /** What `?detail=1` adds to each tool. */
+  detail: ToolDetailOptions;
 }
 
 /**
@@ -85,11 +90,26 @@ function toolEntry(t: Tool): Record<string, unknown> {
 /** How long `?fresh=1` waits for the registry before answering with what is live. */
 const REFRESH_WAIT_MS = 10_000;
 
-/** `GET /api/v1/tools`; with `?fresh=1`, after the registry has caught up with the store. */
+/** True for a flag given as `?name`, `?name=1` or `?name=true` (not `0` or `false`). */
+function flag(ctx: RouteContext, name: string): boolean {
+  const value = ctx.url.searchParams.get(name);
+  return value !== null && value !== '0' && value !== 'false';
+}
+
+/** `toolEntry`, with `?detail=1` the detail fields too (the problems read once per listing). */
+function entryMaker(ctx: RouteContext, options: ToolRoutesOptions): (tool: Tool) => Record<string, unknown> {
+  if (!flag(ctx, 'detail')) return toolEntry;
+  const problems = problemsByKey(options.detail.problems);
+  return (tool) => ({ ...toolEntry(tool), ...toolDetail(tool, options.detail, problems) });
+}
+
+/**
+ * `GET /api/v1/tools`; with `?fresh=1`, after the registry has caught up with the store; with
+ * `?detail=1`, each tool's source, strict schema, approval and problems too.
+ */
 export async function handleToolList(ctx: RouteContext, options: ToolRoutesOptions): Promise<void> {
   const principal = requirePermission(ctx, options.policy, 'read-tools', 'list tools');
-  const fresh = ctx.url.searchParams.get('fresh');
-  if (options.refresh && fresh !== null && fresh !== '0' && fresh !== 'false') {
+  if (options.refresh && flag(ctx, 'fresh')) {
     // A store or build failure is reported by the registry's problems; the listing still answers.
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -100,6 +120,7 @@ export async function handleToolList(ctx: RouteContext, options: ToolRoutesOptio
     ]).finally(() => clearTimeout(timer));
   }
   const tools = requestTools(ctx, options, principal);
+  const entry = entryMaker(ctx, options);
   const query = ctx.url.searchParams.get('search');
   if (query !== null) {
     if (query.trim() === '') {
@@ -117,12 +138,12 @@ export async function handleToolList(ctx: RouteContext, options: ToolRoutesOptio
     sendJson(
       ctx.res,
       200,
-      { tools: hits.map((hit) => ({ ...toolEntry(hit.tool), score: Math.round(hit.score * 1000) / 1000 })) },
+      { tools: hits.map((hit) => ({ ...entry(hit.tool), score: Math.round(hit.score * 1000) / 1000 })) },
       ctx.headers,
     );
     return;
   }
-  sendJson(ctx.res, 200, { tools: visibleTools(tools, options, principal).map(toolEntry) }, ctx.headers);
+  sendJson(ctx.res, 200, { tools: visibleTools(tools, options, principal).map(entry) }, ctx.headers);
 }
 
 /**
@@ -142,8 +163,7 @@ export async function handleToolInvoke(
   const user = userOf(ctx, policy, principal, options.defaultUser);
   requireTool(ctx, policy, principal, name);
   const tools = requestTools(ctx, options, principal);
-  const async = ctx.url.searchParams.get('async');
-  if (async !== null && async !== '0' && async !== 'false') {
+  if (flag(ctx, 'async')) {
     const caller = callerOf(ctx, principal.name);
     await startAsyncInvoke(ctx, options.calls, tools, name, { principal, user, caller });
     return;

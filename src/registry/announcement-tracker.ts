@@ -175,6 +175,22 @@ export class AnnouncementTracker {
     return counts;
   }
 
+  /**
+   * The live instances of each announced service, by service id: each instance's id and when it was
+   * last heard from (its latest announcement or heartbeat, epoch ms by the tracker's clock).
+   */
+  instances(): Map<string, { id: string; lastSeen: number }[]> {
+    const out = new Map<string, { id: string; lastSeen: number }[]>();
+    for (const [serviceId, state] of this.#services) {
+      // A renewal sets `expiresAt` to now + ttl, so that minus the ttl is when it was heard.
+      out.set(
+        serviceId,
+        [...state.instances].map((i) => ({ id: i.id, lastSeen: i.expiresAt - i.ttlMs })),
+      );
+    }
+    return out;
+  }
+
   /** What was wrong with the announcements (malformed, over a cap, a failed request), by key. */
   problems(): RegistryProblem[] {
     const problems: RegistryProblem[] = [];

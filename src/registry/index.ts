@@ -5,6 +5,7 @@ export { ToolRegistry } from './tool-registry.js';
 export { ConfigMirror } from './config-mirror.js';
 export type { ConfigMirrorOptions } from './config-mirror.js';
 export type { RegistryChange } from './tool-registry.js';
+export type { RegistryService, RegistryServiceInstance, RegistryToolOrigin } from './registry-inventory.js';
 export {
   DEFAULT_ANNOUNCEMENT_LIMITS,
   DEFAULT_REGISTRY_BUILD_TIMEOUT_MS,

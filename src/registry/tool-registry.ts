@@ -20,6 +20,12 @@ import { ConfigMirror } from './config-mirror.js';
 import { promptToolType, textCompletionToolType } from './model-tools.js';
 import { RebuildScheduler } from './rebuild-scheduler.js';
 import { RegistryProfiles } from './registry-profiles.js';
+import {
+  registryServices,
+  toolOrigins,
+  type RegistryService,
+  type RegistryToolOrigin,
+} from './registry-inventory.js';
 import { closedError } from './registry-errors.js';
 import { ToolBuilder } from './tool-builder.js';
 import { resolveToolRegistryOptions, type ToolRegistryOptions } from './tool-registry-options.js';
@@ -99,6 +105,8 @@ export class ToolRegistry {
   readonly #profiles: RegistryProfiles;
   /** The profile items as of the last swap, so an edit of one alone still tells the listeners. */
   #profileItems: unknown[] = [];
+  #originCache:
+    { set: ToolSet; built: Map<string, BuiltTool>; origins: Map<string, RegistryToolOrigin> } | undefined;
   #started: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -207,6 +215,36 @@ export class ToolRegistry {
    */
   announcedInstances(): Map<string, number> {
     return this.#announcements?.instanceCounts() ?? new Map();
+  }
+
+  /**
+   * Where the live tool `name` comes from: its config item (`tool/<key>`, its type and service) or the
+   * announced service it belongs to. Undefined for a name that is not live.
+   */
+  toolOrigin(name: string): RegistryToolOrigin | undefined {
+    return this.#origins().get(name);
+  }
+
+  /**
+   * Every tool service known now, sorted by id: the `tool-service` items and the announced services,
+   * each with its descriptor, its live instances (id, last seen) and the live tools that call it.
+   */
+  services(): RegistryService[] {
+    return registryServices(
+      this.#mirror,
+      this.#announcedServices(),
+      this.#announcements?.instances() ?? new Map(),
+      this.#origins(),
+    );
+  }
+
+  /** The live tools' origins, worked out again only after a swap (O(tools) then). */
+  #origins(): Map<string, RegistryToolOrigin> {
+    const set = this.tools.current;
+    if (this.#originCache?.set !== set || this.#originCache.built !== this.#built) {
+      this.#originCache = { set, built: this.#built, origins: toolOrigins(this.#built, set, this.#mirror) };
+    }
+    return this.#originCache.origins;
   }
 
   /**
