@@ -53,6 +53,14 @@ export default tseslint.config(
     },
   },
   {
+    // The web console: browser code, bundled by scripts/build-console.mjs.
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    rules: {
+      'no-console': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+    },
+  },
+  {
     files: ['src/errors/**/*.ts'],
     ignores: ['src/**/*.test.ts'],
     rules: {

@@ -2,11 +2,14 @@
  * @module `toolbus up`: the main job. One process with the bus, the config store, the example joke
  * service, the live registry, the agent service and the HTTP gateway.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CliCommand, CliIO } from '../command.js';
 import { ExitCode, UsageError } from '../command.js';
 import { parseCommandArgs, parsePortFlag } from '../args.js';
 import { NO_MODEL_MESSAGE, modelFromEnv } from '../model-from-env.js';
 import { startSystem, type RunningSystem } from '../system.js';
+import { consoleDir } from '../system-inspector.js';
 import { createMetricsListener, isLoopbackHost, type MetricsListener } from '../../gateway/index.js';
 import { ensureTokenFile } from '../token-file.js';
 import { startTracingSdk } from '../tracing-sdk.js';
@@ -27,7 +30,8 @@ const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--stor
 
 Start toolbus in one process: the example joke tool service, your own tool services (--service),
 the live tool registry (config in SQLite under ./.toolbus/, or $TOOLBUS_HOME), the agent (when a
-model is configured) and the HTTP gateway. Ctrl-C stops it cleanly.
+model is configured) and the HTTP gateway, with the web console at its root (open
+http://127.0.0.1:8888/ in a browser and log in with the token). Ctrl-C stops it cleanly.
 
 The gateway requires a bearer token on every route but a bare liveness check. Without
 TOOLBUS_TOKEN, toolbus up uses a random token kept in $TOOLBUS_HOME/token (./.toolbus/token; mode
@@ -132,6 +136,7 @@ function banner(
   const lines = [
     `toolbus is up`,
     `  gateway   ${url}   (MCP at ${url}/mcp)`,
+    `  console   ${existsSync(join(consoleDir(), 'index.html')) ? `${url}/ (open it in a browser, log in with the token)` : 'not built: run npm run build'}`,
     `  token     ${tokenLine}`,
     ...(jwt ? [`  jwt       tokens of ${jwt.issuer} for ${jwt.audience} (keys: ${jwt.jwksUrl})`] : []),
     `  metrics   ${url}/metrics (with the token)${metricsUrl ? `, ${metricsUrl}/metrics (no token, this host only)` : ''}`,
