@@ -7,7 +7,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import { homeIo } from '../support/cli.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -266,19 +266,7 @@ test('over NATS: tool progress reaches the gateway SSE stream as progress events
 
 test("toolbus up (embedded, memory bus): a tool service's chunks reach the gateway SSE stream as progress events", async (t: TestContext) => {
   const home = await mkdtemp(join(tmpdir(), 'toolbus-progress-'));
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let errors = '';
-  stderr.on('data', (c: Buffer) => (errors += c.toString()));
-  stdout.resume();
-  const io = {
-    stdin: new PassThrough(),
-    stdout,
-    stderr,
-    env: { TOOLBUS_HOME: home },
-    cwd: home,
-    signal: new AbortController().signal,
-  };
+  const { io, errors: stderrText } = homeIo(home);
   const model = new ScriptedChatCompletionClient([
     [{ id: 'c1', name: 'report', arguments: '{}' }],
     (messages) => `done: ${observations(messages)}`,
@@ -307,7 +295,7 @@ test("toolbus up (embedded, memory bus): a tool service's chunks reach the gatew
   assert.deepEqual(
     events.map((e) => e.event),
     ['thought', 'progress', 'progress', 'progress', 'observation', 'answer'],
-    errors,
+    stderrText(),
   );
   assert.deepEqual(
     progressOf(events, 'report').map((d) => [d['callId'], d['progress']]),

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { homeIo } from '../support/cli.js';
 import { z } from 'zod';
 import { FunctionTool, LiveToolSet, MemoryConfigStore } from '../../src/index.js';
 import {
@@ -558,19 +558,7 @@ describe('web console: live calls', () => {
 
 test('toolbus up (embedded): /api/v1/system and /api/v1/services show the example joke service and its tools', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'toolbus-console-up-'));
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let errors = '';
-  stderr.on('data', (c: Buffer) => (errors += c.toString()));
-  stdout.resume();
-  const io = {
-    stdin: new PassThrough(),
-    stdout,
-    stderr,
-    env: { TOOLBUS_HOME: home },
-    cwd: home,
-    signal: new AbortController().signal,
-  };
+  const { io, errors: stderrText } = homeIo(home);
   const system = await startSystem({ examples: true, token: ADMIN, agentUnavailableMessage: 'no model' }, io);
   t.after(async () => {
     await system.close();
@@ -582,7 +570,7 @@ test('toolbus up (embedded): /api/v1/system and /api/v1/services show the exampl
   };
 
   const info = await body(await api(url, '/api/v1/system'));
-  assert.equal(info['version'], pkg.version, errors);
+  assert.equal(info['version'], pkg.version, stderrText());
   assert.deepEqual(info['bus'], { kind: 'memory', description: 'in-process (memory)', connected: true });
   assert.deepEqual(info['store'], { description: 'SQLite at config.db' }, 'shown relative to where it runs');
   assert.deepEqual(info['counts'], { tools: 2, services: 1, problems: 0, callsInFlight: 0 });

@@ -2,6 +2,7 @@
  * Runs the toolbus CLI (`src/cli/main.ts` through tsx) as a child process, the way a user would.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -74,4 +75,32 @@ export function interrupt(child: ChildProcess): Promise<number | null> {
     child.once('exit', (code) => resolve(code));
     child.kill('SIGINT');
   });
+}
+
+/** An in-process CLI io for `startSystem`/`main` in a home folder: stdout drained, stderr kept in `errors()`. */
+export function homeIo(home: string): {
+  io: {
+    stdin: PassThrough;
+    stdout: PassThrough;
+    stderr: PassThrough;
+    env: NodeJS.ProcessEnv;
+    cwd: string;
+    signal: AbortSignal;
+  };
+  errors: () => string;
+} {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let errors = '';
+  stderr.on('data', (c: Buffer) => (errors += c.toString()));
+  stdout.resume();
+  const io = {
+    stdin: new PassThrough(),
+    stdout,
+    stderr,
+    env: { TOOLBUS_HOME: home },
+    cwd: home,
+    signal: new AbortController().signal,
+  };
+  return { io, errors: () => errors };
 }
