@@ -3,9 +3,9 @@
  */
 import { render } from 'preact';
 import { App } from './app.js';
-import { applyTheme, storedTheme } from './theme.js';
+import { startTheme } from './theme.js';
 import './console.css';
 
-applyTheme(storedTheme());
+startTheme();
 const root = document.getElementById('app');
 if (root) render(<App />, root);

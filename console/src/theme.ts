@@ -23,14 +23,25 @@ export function currentTheme(): Theme {
   return storedTheme() ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light');
 }
 
-/** Shows `theme` (undefined: follow the system) and keeps the choice. */
+/**
+ * Shows `theme` (undefined: follow the system) and keeps the choice. The page always carries the theme
+ * it shows as `data-theme`, so the stylesheet has one set of dark colours.
+ */
 export function applyTheme(theme: Theme | undefined): void {
-  if (theme) document.documentElement.dataset.theme = theme;
-  else delete document.documentElement.dataset.theme;
+  document.documentElement.dataset.theme =
+    theme ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light');
   try {
     if (theme) localStorage.setItem(KEY, theme);
     else localStorage.removeItem(KEY);
   } catch {
     // Storage may be off (private windows): the toggle still works for this page.
   }
+}
+
+/** Shows the stored theme, or the system's, and follows the system's changes while none is picked. */
+export function startTheme(): void {
+  applyTheme(storedTheme());
+  matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+    if (storedTheme() === undefined) applyTheme(undefined);
+  });
 }
