@@ -482,6 +482,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
 function combineToolSetHooks(...sets: ToolSetHooks[]): ToolSetHooks {
   return {
     onCall: sets.flatMap((h) => hookList(h.onCall)),
+    onStart: sets.flatMap((h) => hookList(h.onStart)),
     onResult: sets.flatMap((h) => hookList(h.onResult)),
     onError: sets.flatMap((h) => hookList(h.onError)),
     onProgress: sets.flatMap((h) => hookList(h.onProgress)),

@@ -169,13 +169,14 @@ export class LiveCalls implements LiveCallFeed {
   }
 
   /**
-   * The hooks that feed it: `onCall` (a call starts), `onResult` (it ended, or failed before it could
+   * The hooks that feed it: `onStart` (a call starts), `onResult` (it ended, or failed before it could
    * start: an unknown tool, arguments that are not JSON) and `onProgress`. They never throw, so they
    * never veto or fail a call.
    */
-  toolSetHooks(): Required<Pick<ToolSetHooks, 'onCall' | 'onResult' | 'onProgress'>> {
+  toolSetHooks(): Required<Pick<ToolSetHooks, 'onStart' | 'onResult' | 'onProgress'>> {
     return {
-      onCall: (event: ToolCallEvent) => this.#guard(() => this.#started(event)),
+      // Told, not awaited: watching calls must not take them off the tool set's fast path.
+      onStart: (event: ToolCallEvent) => this.#guard(() => this.#started(event)),
       onResult: (event: ToolResultEvent) => this.#guard(() => this.#ended(event)),
       onProgress: (event: ToolProgressEvent) => this.#guard(() => this.#progressed(event)),
     };
@@ -228,7 +229,7 @@ export class LiveCalls implements LiveCallFeed {
     return { bucketMs: LIVE_CALL_BUCKET_MS, points };
   }
 
-  /** Runs a hook's work so that nothing it throws reaches the tool set (an `onCall` throw is a veto). */
+  /** Runs a hook's work so that nothing it throws reaches the tool set (or its other hooks). */
   #guard(work: () => void): void {
     try {
       work();

@@ -79,6 +79,12 @@ export interface ToolSetHooks {
    * hook's message (a thrown `ToolError` keeps its code; anything else is `tool-error`). @default none
    */
   onCall?: Hook<ToolCallEvent>;
+  /**
+   * Told that a call starts (the tool exists and the arguments parsed; it may still wait for a slot or
+   * be vetoed by `onCall`, and `onResult` follows in any case). Never awaited, errors ignored: unlike
+   * an `onCall` hook it keeps the call on the set's fast path, so it suits observers. @default none
+   */
+  onStart?: Hook<ToolCallEvent>;
   /** Runs after every call, with its result. Its errors are ignored: the result is already decided. @default none */
   onResult?: Hook<ToolResultEvent>;
   /** Runs after `onResult` for error results only (`result.error` is set). Errors ignored too. @default none */
@@ -135,6 +141,7 @@ interface ResolvedToolSetOptions {
   onResult: readonly HookFn<ToolResultEvent>[];
   onError: readonly HookFn<ToolResultEvent>[];
   onProgress: readonly HookFn<ToolProgressEvent>[];
+  onStart: readonly HookFn<ToolCallEvent>[];
   describeUnknown: ((name: string) => string | undefined) | undefined;
 }
 
@@ -216,6 +223,7 @@ export class ToolSet implements ToolProvider {
       onResult: hookList(options.hooks?.onResult),
       onError: hookList(options.hooks?.onError),
       onProgress: hookList(options.hooks?.onProgress),
+      onStart: hookList(options.hooks?.onStart),
       describeUnknown: options.describeUnknown,
     };
     this.#limiter = new ConcurrencyLimiter(this.#options.concurrency);
@@ -486,6 +494,10 @@ export class ToolSet implements ToolProvider {
     parsed: Record<string, unknown>,
     user: string | undefined,
   ): Promise<ToolResult> {
+    const onStart = this.#options.onStart;
+    if (onStart.length > 0) {
+      notifyHooks(onStart, { name: control.name, callId: control.callId, arguments: parsed, user, tool });
+    }
     if (this.#options.onCall.length > 0 || !this.#limiter.tryAcquire()) {
       return this.#callQueued(control, tool, parsed, user);
     }
