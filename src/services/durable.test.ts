@@ -284,6 +284,35 @@ test('CallTasks: an in-process tool runs as a task; close() fails what is still 
   await bus.close();
 });
 
+test('CallTasks: a task whose result (its image parts included) is too large to keep fails too-large, not running for good', async () => {
+  const bus = new MemoryBus();
+  const tasks = new CallTasks(bus, { leaseMs: 60_000 });
+  // 1.2 MB of base64: within the set's media cap, over what a call record keeps.
+  const big = 'A'.repeat(1_200_000);
+  const tools = new ToolSet([
+    new FunctionTool(() => [{ type: 'image', data: big, mimeType: 'image/png' }], {
+      name: 'render',
+      description: 'Renders',
+      parameters: z.object({}),
+    }),
+    new FunctionTool(() => [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }], {
+      name: 'thumb',
+      description: 'A thumbnail',
+      parameters: z.object({}),
+    }),
+  ]);
+  const id = await tasks.start(tools, 'render', {});
+  await waitFor(async () => (await tasks.get(id))?.status === 'failed');
+  const record = await tasks.get(id);
+  assert.equal(record?.error?.type, 'too-large');
+  assert.match(record?.error?.message ?? '', /too large to keep \(\d+ characters; at most 900000\)/);
+  const small = await tasks.start(tools, 'thumb', {});
+  await waitFor(async () => (await tasks.get(small))?.status === 'completed');
+  assert.deepEqual((await tasks.get(small))?.parts, [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }]);
+  await tasks.close();
+  await bus.close();
+});
+
 test('a call whose deadline passes in the queue fails deadline-exceeded when a replica takes it, and never runs', async () => {
   const bus = new MemoryBus();
   const client = durableClient(bus);
