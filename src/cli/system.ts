@@ -13,6 +13,7 @@ import {
   type Gateway,
   type GatewayAgent,
   type GatewayAgentEvent,
+  type GatewayOAuthOptions,
   type GatewayOptions,
   type ReadinessCheck,
 } from '../gateway/index.js';
@@ -61,6 +62,10 @@ export interface SystemOptions {
   noAuth?: boolean;
   /** Also accept JWTs of this OpenID Connect provider (`--jwt-jwks`, `--jwt-issuer`, `--jwt-audience`). */
   jwt?: JwtOptions | undefined;
+  /** Be an OAuth 2.1 resource server for the JWT provider (`--oauth`): see `GatewayOptions.oauth`. */
+  oauth?: GatewayOAuthOptions | undefined;
+  /** The gateway's public origin behind a TLS proxy (`--public-url`). */
+  publicUrl?: string | undefined;
   allowedHosts?: readonly string[];
   allowedOrigins?: readonly string[];
   agentUnavailableMessage: string;
@@ -432,6 +437,8 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       agentUnavailableMessage: options.agentUnavailableMessage,
       allowedHosts: options.allowedHosts ?? [],
       allowedOrigins: options.allowedOrigins ?? [],
+      ...(options.oauth ? { oauth: options.oauth } : {}),
+      ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl } : {}),
       allowlist,
       onError,
       problems,

@@ -30,6 +30,7 @@
  * | GET    | /api/v1/live-calls/events         | their starts, ends and progress (SSE)                  |
  * | GET    | /                                 | the web console's `index.html` (no token), when `consoleDir` is given |
  * | GET    | /console/{file}                   | its assets (no token)                                  |
+ * | GET    | /.well-known/oauth-protected-resource[/mcp[/{id}]] | RFC 9728 metadata (no token), when `oauth` is given |
  */
 import { listenHttp } from './listen.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -68,6 +69,16 @@ import { serveConsoleAsset, serveConsoleIndex } from './console-route.js';
 import { handleServices, handleSystem, type GatewayInspector } from './system-routes.js';
 import { listLiveCalls, streamLiveCalls } from './live-call-routes.js';
 import { checkConfigRoute, listConfigTypes } from './config-routes.js';
+import {
+  bearerChallenge,
+  protectedResourceRoutes,
+  requestOrigin,
+  resolveOAuthOptions,
+  resolvePublicUrl,
+  resourceMetadataUrl,
+  resourcesOf,
+  type GatewayOAuthOptions,
+} from './protected-resource-route.js';
 
 /** The default cap on a request body. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -139,6 +150,24 @@ export interface GatewayOptions {
    * headers. Requests from any other page's origin get 403. @default []
    */
   allowedOrigins?: readonly string[];
+  /**
+   * The gateway's public origin when clients reach it through a TLS proxy (`https://tools.example.com`):
+   * the origin of its OAuth resource URLs (see {@link oauth}), and a host name it answers to.
+   * @default each request's own: `http://` (`https://` on a TLS socket) + its `Host` name, when the
+   * gateway answers to that name (not only through `'*'`), + the port it was reached on
+   */
+  publicUrl?: string;
+  /**
+   * Act as an OAuth 2.1 resource server, as MCP clients expect: serve the protected resource metadata
+   * (RFC 9728) at `/.well-known/oauth-protected-resource` and, with an MCP handler, at its path-suffixed
+   * forms for `/mcp` and `/mcp/<id>`, naming the authorization servers; and point every 401 at it
+   * (`WWW-Authenticate: Bearer resource_metadata="…"`, with `error="invalid_token"` and the reason for
+   * a refused token). The tokens themselves are checked by the policy's JWT verifier: give it
+   * `resourceAudience` so a token minted for the resource URL verifies, and `rolesFromScope` for the
+   * `toolbus:<role>` scopes. With `allowedHosts: ['*']` it needs {@link publicUrl}.
+   * @default none (no metadata routes; a 401 says just `Bearer`)
+   */
+  oauth?: GatewayOAuthOptions;
   /**
    * Which programs and environment variables config items may use; `PUT /api/v1/config/…` refuses
    * others with 400 `not-allowed`. @default configAllowlistFromEnv(process.env) (TOOLBUS_ALLOW_COMMANDS,
@@ -316,10 +345,27 @@ export function createGateway(options: GatewayOptions): Gateway {
   const defaultUser = options.defaultUser ?? 'anonymous';
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const allowlist = options.allowlist ?? configAllowlistFromEnv(process.env);
+  const publicOrigin = options.publicUrl === undefined ? undefined : resolvePublicUrl(options.publicUrl);
+  const oauth = options.oauth === undefined ? undefined : resolveOAuthOptions(options.oauth);
+  if (oauth && publicOrigin === undefined && options.allowedHosts?.some((h) => h.trim() === '*')) {
+    // Under '*' the client picks the Host: resource URLs (token audiences) built from it would accept
+    // a token minted for any server.
+    throw new ToolbusError(
+      'usage',
+      "createGateway: with allowedHosts '*', oauth needs publicUrl, the URL clients reach the gateway at " +
+        '(toolbus up --public-url)',
+    );
+  }
   const guard = createRequestGuard({
-    ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+    allowedHosts: [
+      ...(options.allowedHosts ?? []),
+      ...(publicOrigin !== undefined ? [new URL(publicOrigin).hostname] : []),
+    ],
     ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
   });
+  /** The origin of this request's resource URLs (RFC 8707), when the gateway can name it. */
+  const originOf = (req: IncomingMessage): string | undefined =>
+    requestOrigin(req, guard.knownHostOf(req), publicOrigin);
   const policy =
     options.policy ?? new AccessPolicy(token === undefined ? { open: true } : { adminToken: token });
   const callRoutes = { tasks: options.calls, policy, defaultUser, heartbeatMs };
@@ -475,6 +521,9 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const routes: readonly Route[] = [
     ...consoleRoutes,
+    ...(oauth
+      ? protectedResourceRoutes(oauth, (ctx) => originOf(ctx.req), options.mcpHandler !== undefined)
+      : []),
     { path: /^\/api\/v1\/health$/, methods: ['GET', 'HEAD'], public: true, handle: health },
     {
       // Public like liveness (probes carry no token); the parts' details need the token.
@@ -618,15 +667,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
     const { route: found, params } = findRoute(routes, path, method);
     setRequestRoute(method, found.path);
-    ctx.principal = await authenticate(req, found.public === true);
+    ctx.principal = await authenticate(ctx, found.public === true);
     if (!found.public && !ctx.principal) {
-      throw new HttpError(
-        401,
-        'unauthorized',
+      throw unauthorized(
+        ctx,
         'missing or wrong bearer token: send the header "Authorization: Bearer <token>" with the token of ' +
           "'toolbus up' (the file token in its home folder, ./.toolbus/token by default, or TOOLBUS_TOKEN), " +
           "a key of 'toolbus principal add', or a JWT of the configured provider",
-        { 'www-authenticate': 'Bearer' },
       );
     }
     await found.handle(ctx, params);
@@ -636,18 +683,46 @@ export function createGateway(options: GatewayOptions): Gateway {
    * The request's principal. A JWT that does not verify is a 401 saying why, on a public route too
    * (which then answers as to a caller without a token).
    */
-  async function authenticate(req: IncomingMessage, publicRoute: boolean): Promise<Principal | undefined> {
+  async function authenticate(ctx: RouteContext, publicRoute: boolean): Promise<Principal | undefined> {
+    const origin = originOf(ctx.req);
     try {
-      return await policy.authenticate(headerValue(req, 'authorization'));
+      return await policy.authenticate(headerValue(ctx.req, 'authorization'), {
+        resources: origin === undefined ? [] : resourcesOf(origin, ctx.path),
+      });
     } catch (error) {
       if (publicRoute) return undefined;
       if (error instanceof ToolbusError && error.code === 'unauthorized') {
-        throw new HttpError(401, 'unauthorized', error.message, {
-          'www-authenticate': 'Bearer error="invalid_token"',
-        });
+        throw unauthorized(ctx, error.message, true);
       }
       throw error;
     }
+  }
+
+  /**
+   * A 401 with its challenge: `Bearer` (`error="invalid_token"` for a `refused` JWT), or, as an OAuth
+   * resource server, the metadata's URL and, for any token sent and refused, `invalid_token` and why
+   * (the message of a refused JWT, else that the token is unknown).
+   */
+  function unauthorized(ctx: RouteContext, message: string, refused = false): HttpError {
+    const origin = oauth ? originOf(ctx.req) : undefined;
+    let challenge: string;
+    if (origin === undefined) {
+      challenge = refused ? 'Bearer error="invalid_token"' : 'Bearer';
+    } else {
+      const sent = /^bearer +\S/i.test(headerValue(ctx.req, 'authorization')?.trim() ?? '');
+      challenge = bearerChallenge({
+        resourceMetadata: resourceMetadataUrl(origin, ctx.path),
+        ...(sent
+          ? {
+              error: 'invalid_token',
+              description: refused
+                ? message
+                : 'the bearer token is not a token, key or JWT this gateway accepts',
+            }
+          : {}),
+      });
+    }
+    return new HttpError(401, 'unauthorized', message, { 'www-authenticate': challenge });
   }
 
   async function readJsonMediaBody(req: IncomingMessage, limit: number): Promise<string> {

@@ -16,6 +16,9 @@ export type {
   GatewayMcpRequest,
 } from './http-gateway.js';
 export { isLoopbackHost } from './request-guard.js';
+// The gateway as an OAuth 2.1 resource server: `createGateway({ oauth, publicUrl })`.
+export { PROTECTED_RESOURCE_PATH } from './protected-resource-route.js';
+export type { GatewayOAuthOptions } from './protected-resource-route.js';
 export type { GatewayAgent, GatewayAgentEvent, GatewayHistoryItem } from './agent-route.js';
 export type { GatewayProblem } from './tool-routes.js';
 export type { GatewayToolOrigin } from './tool-detail.js';
@@ -43,11 +46,12 @@ export type {
   MetricsListenerOptions,
 } from './metrics-route.js';
 // Who may call what: give `createGateway({ policy })` an AccessPolicy for named keys, roles, JWTs and quotas.
-export { AccessPolicy, Role } from '../policy/index.js';
+export { AccessPolicy, Role, ROLE_SCOPE_PREFIX } from '../policy/index.js';
 export type {
   AccessDeniedEvent,
   AccessPolicyOptions,
   JwtOptions,
+  JwtVerifyOptions,
   Permission,
   Principal,
 } from '../policy/index.js';

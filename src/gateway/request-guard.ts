@@ -30,6 +30,12 @@ export interface RequestGuard {
   setBoundAddress(address: string): void;
   /** Throws a 403 `HttpError` naming the header and the option when `Host` or `Origin` is not allowed. */
   check(req: IncomingMessage): void;
+  /**
+   * The host name of the request's `Host` (lower case, IPv6 in brackets, no port) when it is a name the
+   * gateway answers to by name: a loopback name, the listening address or one of `allowedHosts`. A name
+   * let through only by `'*'` is undefined: the client chose it.
+   */
+  knownHostOf(req: IncomingMessage): string | undefined;
   /** The CORS headers for this request: none unless its `Origin` is an allowed foreign one. */
   corsHeaders(req: IncomingMessage): Record<string, string>;
   /** True for a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) from an allowed origin. */
@@ -128,6 +134,11 @@ export function createRequestGuard(options: RequestGuardOptions = {}): RequestGu
             `(toolbus up --allowed-origins, option allowedOrigins)`,
         );
       }
+    },
+    knownHostOf(req) {
+      const host = header(req, 'host');
+      const name = host === undefined ? undefined : hostName(host);
+      return name !== undefined && name !== '*' && hosts.has(name) ? name : undefined;
     },
     corsHeaders(req): Record<string, string> {
       const origin = foreignAllowed(req);

@@ -9,7 +9,13 @@ import { ToolbusError } from '../errors/index.js';
 import { ConfigMirror } from '../registry/index.js';
 import { anyGlobMatches } from '../schema/index.js';
 import { notifyHooks, type Hook } from '../tools/index.js';
-import { createJwtVerifier, looksLikeJwt, type JwtOptions, type JwtVerifier } from './jwt-verifier.js';
+import {
+  createJwtVerifier,
+  looksLikeJwt,
+  type JwtOptions,
+  type JwtVerifier,
+  type JwtVerifyOptions,
+} from './jwt-verifier.js';
 import {
   DEFAULT_MAX_IN_FLIGHT,
   PRINCIPAL_CONFIG_TYPE,
@@ -189,10 +195,15 @@ export class AccessPolicy {
 
   /**
    * Who `authorization` (an `Authorization` header value) is: undefined for no or an unknown token.
+   * `request.resources` are the resource URLs of the endpoint asked for, which a JWT verifier with
+   * `resourceAudience` accepts as the token's audience (RFC 8707).
    * @throws ToolbusError `unauthorized` for a JWT that does not verify (the message says why), or
    * `unavailable` when the JWT provider cannot be reached.
    */
-  async authenticate(authorization: string | undefined): Promise<Principal | undefined> {
+  async authenticate(
+    authorization: string | undefined,
+    request: JwtVerifyOptions = {},
+  ): Promise<Principal | undefined> {
     if (this.#open) return OPEN;
     const match = authorization === undefined ? null : /^bearer +(.+)$/i.exec(authorization.trim());
     if (!match) return undefined;
@@ -209,7 +220,7 @@ export class AccessPolicy {
       key = this.#keys.get(hash);
     }
     if (key) return key;
-    if (this.#jwt && looksLikeJwt(token)) return this.#jwt.verify(token);
+    if (this.#jwt && looksLikeJwt(token)) return this.#jwt.verify(token, request);
     return undefined;
   }
 

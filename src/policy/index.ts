@@ -28,7 +28,7 @@ export {
   splitList,
 } from './principal.js';
 export type { Principal, PrincipalItem, RoleSettings, StoredPrincipal, ToolQuota } from './principal.js';
-export { createJwtVerifier, looksLikeJwt } from './jwt-verifier.js';
-export type { JwtOptions, JwtVerifier } from './jwt-verifier.js';
+export { createJwtVerifier, looksLikeJwt, ROLE_SCOPE_PREFIX } from './jwt-verifier.js';
+export type { JwtOptions, JwtVerifier, JwtVerifyOptions } from './jwt-verifier.js';
 export { parseRate, TokenBucket } from './rate-limit.js';
 export type { Rate } from './rate-limit.js';

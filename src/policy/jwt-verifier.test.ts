@@ -132,6 +132,11 @@ describe('createJwtVerifier options', () => {
     );
     usage(() => createJwtVerifier(options({ issuer: '' })), 'needs an issuer and an audience');
     usage(() => createJwtVerifier(options({ audience: '' })), 'needs an issuer and an audience');
+    usage(() => createJwtVerifier(options({ audience: undefined })), 'needs an issuer and an audience');
+    usage(
+      () => createJwtVerifier(options({ issuer: '', resourceAudience: true })),
+      'needs an issuer and an audience',
+    );
   });
 });
 
@@ -308,6 +313,96 @@ describe('JwtVerifier.verify', () => {
   });
 });
 
+describe('JwtVerifier.verify, OAuth access tokens (RFC 8707 audience, scopes)', () => {
+  const MCP = 'https://tools.example.com/mcp';
+  const ROOT = 'https://tools.example.com';
+
+  test('resourceAudience: a token minted for the resource URL it is sent to verifies', async () => {
+    const verifier = createJwtVerifier(options({ resourceAudience: true }));
+    const token = await sign({}, { audience: MCP });
+    assert.equal((await verifier.verify(token, { resources: [MCP, ROOT] })).user, 'alice');
+    // The configured audience still works beside it.
+    assert.equal((await verifier.verify(await sign(), { resources: [MCP] })).user, 'alice');
+  });
+
+  test('resourceAudience: a token for another resource is refused, naming the audiences accepted', async () => {
+    const verifier = createJwtVerifier(options({ resourceAudience: true }));
+    await assertRefused(
+      verifier.verify(await sign({}, { audience: 'https://other.example.com/mcp' }), {
+        resources: [MCP, ROOT],
+      }),
+      'unauthorized',
+      `its audience is none of '${AUDIENCE}', '${MCP}', '${ROOT}'`,
+    );
+    // A token for the resource, sent to another endpoint (not one of its resources), is refused too.
+    await assertRefused(
+      verifier.verify(await sign({}, { audience: MCP }), { resources: [ROOT] }),
+      'unauthorized',
+      'audience',
+    );
+  });
+
+  test('without resourceAudience, the resource URLs are not audiences (the behaviour of --jwt-audience alone)', async () => {
+    const verifier = createJwtVerifier(options());
+    await assertRefused(
+      verifier.verify(await sign({}, { audience: MCP }), { resources: [MCP] }),
+      'unauthorized',
+      `its audience is not '${AUDIENCE}'`,
+    );
+  });
+
+  test('resourceAudience without a configured audience: only the resource URLs; none at all fails closed', async () => {
+    const verifier = createJwtVerifier(options({ audience: undefined, resourceAudience: true }));
+    assert.equal(
+      (await verifier.verify(await sign({}, { audience: MCP }), { resources: [MCP] })).user,
+      'alice',
+    );
+    await assertRefused(
+      verifier.verify(await sign({}, { audience: AUDIENCE }), { resources: [MCP] }),
+      'unauthorized',
+      `its audience is not '${MCP}'`,
+    );
+    await assertRefused(
+      verifier.verify(await sign({}, { audience: MCP })),
+      'unauthorized',
+      'no audience to check it against',
+    );
+  });
+
+  test('rolesFromScope: toolbus:<role> scopes are the roles of a token without a roles claim', async () => {
+    const verifier = createJwtVerifier(options({ rolesFromScope: true }));
+    const roles = async (claims: Record<string, unknown>) =>
+      (await verifier.verify(await sign(claims))).roles;
+    assert.deepEqual(await roles({ scope: 'openid toolbus:admin offline_access' }), ['admin']);
+    assert.deepEqual(await roles({ scope: 'toolbus:approver  toolbus:caller toolbus:caller' }), [
+      'approver',
+      'caller',
+    ]);
+    assert.deepEqual(await roles({ scp: ['toolbus:caller', 'toolbus:impersonate'] }), [
+      'caller',
+      'impersonate',
+    ]);
+    assert.deepEqual(
+      await roles({ scope: 'toolbus:superuser toolbus:Admin admin' }),
+      ['caller'],
+      'none named: the default',
+    );
+    assert.deepEqual(await roles({ scope: 'openid profile' }), ['caller']);
+    assert.deepEqual(await roles({}), ['caller']);
+    assert.deepEqual(await roles({ scope: 42 }), ['caller']);
+    assert.deepEqual(
+      await roles({ roles: ['approver'], scope: 'toolbus:admin' }),
+      ['approver'],
+      'the roles claim wins',
+    );
+  });
+
+  test('without rolesFromScope, a toolbus:admin scope grants nothing (a token without roles is a caller)', async () => {
+    const verifier = createJwtVerifier(options());
+    assert.deepEqual((await verifier.verify(await sign({ scope: 'toolbus:admin' }))).roles, ['caller']);
+  });
+});
+
 describe('AccessPolicy with jwt', () => {
   test('authenticates Bearer <jwt>; other tokens are unknown; a bad JWT is refused', async () => {
     const policy = new AccessPolicy({ jwt: options() });
@@ -330,6 +425,19 @@ describe('AccessPolicy with jwt', () => {
       // JWT principals get the default cap on calls in flight.
       for (let i = 0; i < DEFAULT_MAX_IN_FLIGHT; i++) assert.equal(policy.admit(principal).ok, true);
       assert.equal(policy.admit(principal).ok, false);
+    } finally {
+      policy.close();
+    }
+  });
+
+  test('passes the resource URLs of the request to the verifier', async () => {
+    const mcp = 'http://127.0.0.1:8888/mcp';
+    const policy = new AccessPolicy({ jwt: options({ resourceAudience: true }), adminToken: 'owner-token' });
+    try {
+      const token = `Bearer ${await sign({}, { audience: mcp, sub: 'erin' })}`;
+      assert.equal((await policy.authenticate(token, { resources: [mcp] }))?.name, 'jwt:erin');
+      await assertRefused(policy.authenticate(token), 'unauthorized', 'audience');
+      assert.equal((await policy.authenticate('Bearer owner-token', { resources: [mcp] }))?.name, 'admin');
     } finally {
       policy.close();
     }

@@ -2,6 +2,10 @@
  * @module JWT bearer tokens from an OpenID Connect provider, verified with `jose` against the provider's
  * JWKS: signature, issuer, audience, expiry. A claim (`sub` by default) is the user, a claim (`roles`
  * by default) the roles. `jose` is loaded at the first token, so a gateway without JWT never loads it.
+ *
+ * For standard OAuth 2.1 access tokens (RFC 9068), two opt-ins: the URL of the resource the token was
+ * sent to (RFC 8707: what the authorization server puts in `aud`) may be its audience, and
+ * `toolbus:<role>` scopes may name the roles of a token without a roles claim.
  */
 import type * as Jose from 'jose';
 import { ToolbusError } from '../errors/index.js';
@@ -13,16 +17,45 @@ export interface JwtOptions {
   jwksUrl: string;
   /** The `iss` every token must carry. */
   issuer: string;
-  /** The `aud` every token must carry (one of them, when a token has several). */
-  audience: string;
+  /**
+   * The `aud` every token must carry (one of them, when a token has several). Required unless
+   * {@link resourceAudience} is set. @default none
+   */
+  audience?: string;
+  /**
+   * Also accept a token whose audience is the resource URL of the endpoint it was sent to (RFC 8707),
+   * as the gateway names it in {@link JwtVerifyOptions.resources}: the audience an OAuth authorization
+   * server gives a token minted for that resource. @default false
+   */
+  resourceAudience?: boolean;
+  /**
+   * Take the roles of a token without the roles claim from its `scope` claim (a space-separated string,
+   * or `scp`): each `toolbus:<role>` scope ({@link ROLE_SCOPE_PREFIX}) grants that role, other scopes
+   * none. A token with no such scope gets {@link defaultRoles}. Grant `toolbus:admin` at the
+   * authorization server only to admins. @default false
+   */
+  rolesFromScope?: boolean;
   /** The claim that names the user. @default 'sub' */
   userClaim?: string;
   /** The claim that lists the roles (an array or a space- or comma-separated string). @default 'roles' */
   rolesClaim?: string;
-  /** The roles of a token without the roles claim. @default ['caller'] */
+  /** The roles of a token without the roles claim (or a `toolbus:<role>` scope). @default ['caller'] */
   defaultRoles?: readonly Role[];
   /** Accepted clock difference in seconds. @default 30 */
   clockToleranceSec?: number;
+}
+
+/** The prefix of the scopes that name a role when {@link JwtOptions.rolesFromScope} is set: `toolbus:admin`. */
+export const ROLE_SCOPE_PREFIX = 'toolbus:';
+
+/** What {@link JwtVerifier.verify} knows of the request besides the token. */
+export interface JwtVerifyOptions {
+  /**
+   * The resource URLs (RFC 8707) of the endpoint the token was sent to, e.g. the gateway's
+   * `https://tools.example.com/mcp` and `https://tools.example.com`: accepted as the token's audience
+   * when the verifier has {@link JwtOptions.resourceAudience}. @default []
+   */
+  resources?: readonly string[];
 }
 
 /** Verifies a JWT and turns it into a principal. */
@@ -31,7 +64,7 @@ export interface JwtVerifier {
    * The principal of `token`.
    * @throws ToolbusError `unauthorized` saying what is wrong (expired, wrong audience, bad signature…).
    */
-  verify(token: string): Promise<Principal>;
+  verify(token: string, options?: JwtVerifyOptions): Promise<Principal>;
 }
 
 /** True when `token` has the shape of a JWS compact serialization (three base64url parts). */
@@ -54,10 +87,27 @@ const REASONS: Record<string, string> = {
   ERR_JWKS_INVALID: "the provider's JWKS is not a valid key set",
 };
 
+/** The roles `toolbus:<role>` scopes of a `scope` (or `scp`) claim grant; undefined when it names none. */
+function rolesOfScope(payload: Record<string, unknown>): Role[] | undefined {
+  const claim = payload['scope'] ?? payload['scp'];
+  const scopes =
+    typeof claim === 'string'
+      ? claim.split(/\s+/)
+      : Array.isArray(claim)
+        ? claim.filter((s): s is string => typeof s === 'string')
+        : [];
+  const roles = scopes
+    .filter((scope) => scope.startsWith(ROLE_SCOPE_PREFIX))
+    .map((scope) => scope.slice(ROLE_SCOPE_PREFIX.length))
+    .filter(isRole);
+  return roles.length > 0 ? [...new Set(roles)] : undefined;
+}
+
 /**
  * A verifier for `options`. The JWKS is fetched at the first token and cached by `jose` (refetched when
  * a token names an unknown key, at most every 30 s).
- * @throws ToolbusError `usage` when `jwksUrl` is not an http(s) URL or `issuer`/`audience` is empty.
+ * @throws ToolbusError `usage` when `jwksUrl` is not an http(s) URL, `issuer` is empty, or `audience` is
+ * empty without `resourceAudience`.
  */
 export function createJwtVerifier(options: JwtOptions): JwtVerifier {
   let url: URL;
@@ -69,12 +119,15 @@ export function createJwtVerifier(options: JwtOptions): JwtVerifier {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new ToolbusError('usage', `the JWKS URL must be http(s), got ${url.protocol}`);
   }
-  if (!options.issuer || !options.audience) {
+  const resourceAudience = options.resourceAudience === true;
+  if (!options.issuer || (!options.audience && !resourceAudience)) {
     throw new ToolbusError(
       'usage',
-      'JWT verification needs an issuer and an audience (--jwt-issuer, --jwt-audience)',
+      'JWT verification needs an issuer and an audience (--jwt-issuer, --jwt-audience), or the resource ' +
+        'URL as the audience (resourceAudience, toolbus up --oauth)',
     );
   }
+  const audience = options.audience === '' ? undefined : options.audience;
   const userClaim = options.userClaim ?? 'sub';
   const rolesClaim = options.rolesClaim ?? 'roles';
   const defaultRoles = options.defaultRoles ?? [Role.Caller];
@@ -83,13 +136,24 @@ export function createJwtVerifier(options: JwtOptions): JwtVerifier {
     (loaded ??= import('jose').then((jose) => ({ jose, keys: jose.createRemoteJWKSet(url) })));
 
   return {
-    async verify(token) {
+    async verify(token, verifyOptions = {}) {
+      // Fails closed: with no audience to check against, no token is accepted.
+      const audiences = [
+        ...(audience !== undefined ? [audience] : []),
+        ...(resourceAudience ? (verifyOptions.resources ?? []) : []),
+      ];
+      if (audiences.length === 0) {
+        throw new ToolbusError(
+          'unauthorized',
+          'the JWT was refused: this endpoint has no audience to check it against',
+        );
+      }
       const { jose, keys } = await load();
       let payload: Record<string, unknown>;
       try {
         ({ payload } = await jose.jwtVerify(token, keys, {
           issuer: options.issuer,
-          audience: options.audience,
+          audience: audiences,
           clockTolerance: options.clockToleranceSec ?? 30,
         }));
       } catch (error) {
@@ -99,7 +163,9 @@ export function createJwtVerifier(options: JwtOptions): JwtVerifier {
         if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && typeof claim === 'string') {
           reason =
             claim === 'aud'
-              ? `its audience is not '${options.audience}'`
+              ? audiences.length === 1
+                ? `its audience is not '${audiences[0]}'`
+                : `its audience is none of ${audiences.map((a) => `'${a}'`).join(', ')}`
               : claim === 'iss'
                 ? `its issuer is not '${options.issuer}'`
                 : `its '${claim}' claim does not hold`;
@@ -128,7 +194,7 @@ export function createJwtVerifier(options: JwtOptions): JwtVerifier {
       const claimed = payload[rolesClaim];
       const names =
         claimed === undefined
-          ? [...defaultRoles]
+          ? ((options.rolesFromScope === true ? rolesOfScope(payload) : undefined) ?? [...defaultRoles])
           : Array.isArray(claimed)
             ? claimed.filter((r): r is string => typeof r === 'string')
             : typeof claimed === 'string'

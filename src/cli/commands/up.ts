@@ -16,7 +16,14 @@ import { startTracingSdk } from '../tracing-sdk.js';
 import { AUDIT_FLAGS, AUDIT_FLAGS_HELP, parseAuditFlags } from '../audit-setup.js';
 import { cliLogger } from '../logger.js';
 import { NATS_SECURITY_FLAGS, NATS_SECURITY_HELP, NatsSecurity } from '../nats-security.js';
-import { splitList, type JwtOptions } from '../../policy/index.js';
+import { splitList } from '../../policy/index.js';
+import {
+  JWT_ENV_HELP,
+  JWT_FLAGS,
+  JWT_FLAGS_HELP,
+  parseJwtFlags,
+  type JwtFlagSettings,
+} from '../jwt-flags.js';
 import { parseDuration } from '../../audit/index.js';
 
 const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--store PATH] [--no-examples]
@@ -25,6 +32,7 @@ const help = `Usage: toolbus up [--host HOST] [--port PORT] [--nats URL] [--stor
                   [--log-level LEVEL] [--audit-args] [--audit-max-age AGE]
                   [--audit-max-mb MB] [--no-audit]
                   [--jwt-jwks URL --jwt-issuer ISS --jwt-audience AUD]
+                  [--oauth [--oauth-issuer URL] [--oauth-scopes SCOPES]] [--public-url URL]
                   [--approval-timeout AGE] [--allow-self-approval]
                   [--tool-search auto|on|off]
 
@@ -71,14 +79,7 @@ Options:
                      starts, then the old one stops once its calls in flight have finished. A
                      module that fails to load keeps the old instance running
 ${AUDIT_FLAGS_HELP}
-  --jwt-jwks URL     also accept JWTs of an OpenID Connect provider, verified with its JWKS at URL
-                     (https, or http on loopback); needs --jwt-issuer and --jwt-audience
-  --jwt-issuer ISS   the "iss" every JWT must carry
-  --jwt-audience AUD the "aud" every JWT must carry
-  --jwt-user-claim C the claim naming the user the calls are for (default: sub)
-  --jwt-roles-claim C
-                     the claim listing the roles, an array or a space-separated string (default:
-                     roles; a token without it is a caller)
+${JWT_FLAGS_HELP}
   --approval-timeout AGE
                      how long a tool call that needs approval ("approval": "always") waits
                      for a decision before it is denied: 30s, 15m, 1h (default), 2d
@@ -96,9 +97,7 @@ Environment:
   TOOLBUS_TOKEN      bearer token the gateway requires (default: the one in $TOOLBUS_HOME/token)
   TOOLBUS_NATS       NATS server to run on, as --nats
   TOOLBUS_HOME       folder of the SQLite config, the audit log and the token (default: ./.toolbus)
-  TOOLBUS_JWT_JWKS, TOOLBUS_JWT_ISSUER, TOOLBUS_JWT_AUDIENCE, TOOLBUS_JWT_USER_CLAIM,
-  TOOLBUS_JWT_ROLES_CLAIM
-                     as the --jwt-* flags
+${JWT_ENV_HELP}
   TOOLBUS_ALLOW_COMMANDS
                      programs that config items (mcp/<id> with "command") may start, comma-
                      separated, e.g. npx; default none
@@ -116,6 +115,11 @@ Examples:
   toolbus up
   toolbus up --service ./echo-service.ts --watch
   toolbus up --nats nats://127.0.0.1:4222 --service ./echo-service.ts --service ./other-service.ts
+  toolbus up --public-url https://tools.example.com \\
+    --jwt-jwks https://idp.example.com/.well-known/jwks.json --jwt-issuer https://idp.example.com/ \\
+    --oauth --oauth-scopes toolbus:caller
+                     (MCP clients connecting to https://tools.example.com/mcp sign the user in at
+                     idp.example.com; the token file still works for the CLI and scripts)
 `;
 
 function banner(
@@ -124,8 +128,14 @@ function banner(
   modelLine: string | undefined,
   tokenLine: string,
   metricsUrl: string | undefined,
-  jwt: JwtOptions | undefined,
+  identity: JwtFlagSettings,
 ): string {
+  const { jwt, oauth } = identity;
+  const base = identity.publicUrl ?? url;
+  const audiences = [
+    ...(jwt?.audience !== undefined ? [jwt.audience] : []),
+    ...(jwt?.resourceAudience ? [`${base}/mcp (the resource URL)`] : []),
+  ];
   const tools = system.tools.list();
   const services = [
     ...system.serviceNames,
@@ -138,7 +148,14 @@ function banner(
     `  gateway   ${url}   (MCP at ${url}/mcp)`,
     `  console   ${existsSync(join(consoleDir(), 'index.html')) ? `${url}/ (open it in a browser, log in with the token)` : 'not built: run npm run build'}`,
     `  token     ${tokenLine}`,
-    ...(jwt ? [`  jwt       tokens of ${jwt.issuer} for ${jwt.audience} (keys: ${jwt.jwksUrl})`] : []),
+    ...(jwt
+      ? [`  jwt       tokens of ${jwt.issuer} for ${audiences.join(' or ')} (keys: ${jwt.jwksUrl})`]
+      : []),
+    ...(oauth
+      ? [
+          `  oauth     MCP clients sign in at ${oauth.authorizationServers.join(', ')} (metadata: ${base}/.well-known/oauth-protected-resource/mcp)`,
+        ]
+      : []),
     `  metrics   ${url}/metrics (with the token)${metricsUrl ? `, ${metricsUrl}/metrics (no token, this host only)` : ''}`,
     `  audit     ${system.auditDescription ?? 'off (--no-audit)'}`,
     `  bus       ${system.busDescription}`,
@@ -166,63 +183,6 @@ function banner(
     'Press Ctrl-C to stop.',
   );
   return lines.join('\n') + '\n';
-}
-
-const JWT_FLAGS = {
-  'jwt-jwks': { type: 'string' },
-  'jwt-issuer': { type: 'string' },
-  'jwt-audience': { type: 'string' },
-  'jwt-user-claim': { type: 'string' },
-  'jwt-roles-claim': { type: 'string' },
-} as const;
-
-/** The JWT provider of the --jwt-* flags (else the TOOLBUS_JWT_* variables); undefined when none is set. */
-function parseJwtFlags(
-  values: { [K in keyof typeof JWT_FLAGS]?: string | undefined },
-  env: CliIO['env'],
-): JwtOptions | undefined {
-  const pick = (flag: keyof typeof JWT_FLAGS): string | undefined => {
-    const value = values[flag] ?? env[`TOOLBUS_${flag.toUpperCase().replace(/-/g, '_')}`];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  };
-  const jwksUrl = pick('jwt-jwks');
-  const issuer = pick('jwt-issuer');
-  const audience = pick('jwt-audience');
-  const userClaim = pick('jwt-user-claim');
-  const rolesClaim = pick('jwt-roles-claim');
-  if (jwksUrl === undefined) {
-    if (issuer ?? audience ?? userClaim ?? rolesClaim) {
-      throw new UsageError(
-        'the --jwt-* options need --jwt-jwks URL, the JWKS of the provider whose tokens to accept',
-      );
-    }
-    return undefined;
-  }
-  if (issuer === undefined || audience === undefined) {
-    throw new UsageError(
-      '--jwt-jwks needs --jwt-issuer and --jwt-audience: without them a token minted for another service would be accepted',
-    );
-  }
-  let url: URL;
-  try {
-    url = new URL(jwksUrl);
-  } catch {
-    throw new UsageError(
-      `--jwt-jwks takes a URL such as https://idp.example.com/.well-known/jwks.json, got '${jwksUrl}'`,
-    );
-  }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    throw new UsageError(
-      `--jwt-jwks must be an https URL (http only on 127.0.0.1 or localhost): keys fetched in the clear could be swapped, got '${url.protocol}//${url.host}'`,
-    );
-  }
-  return {
-    jwksUrl,
-    issuer,
-    audience,
-    ...(userClaim ? { userClaim } : {}),
-    ...(rolesClaim ? { rolesClaim } : {}),
-  };
 }
 
 function parsePort(text: string | undefined): number {
@@ -358,7 +318,8 @@ export const command: CliCommand = {
     }
     const audit = parseAuditFlags(values); // before gatewayAuth, which may write the token file
     const natsSecurity = NatsSecurity.fromFlags(values, io);
-    const jwt = parseJwtFlags(values, io.env);
+    const identity = parseJwtFlags(values, io.env, allowedHosts);
+    const jwt = identity.jwt;
     if (jwt && values['no-auth']) {
       throw new UsageError('--no-auth serves without authentication; it cannot be combined with --jwt-jwks');
     }
@@ -380,6 +341,8 @@ export const command: CliCommand = {
           modelName: choice?.name,
           ...(auth.token !== undefined ? { token: auth.token } : { noAuth: true }),
           jwt,
+          ...(identity.oauth ? { oauth: identity.oauth } : {}),
+          ...(identity.publicUrl !== undefined ? { publicUrl: identity.publicUrl } : {}),
           allowedHosts,
           allowedOrigins,
           agentUnavailableMessage: NO_MODEL_MESSAGE,
@@ -427,7 +390,7 @@ export const command: CliCommand = {
       }
       if (auth.warning) io.stderr.write(auth.warning);
       if (tracing) io.stdout.write(`toolbus: traces: ${tracing.description}\n`);
-      io.stdout.write(banner(system, url, choice?.description, auth.line, metricsUrl, jwt));
+      io.stdout.write(banner(system, url, choice?.description, auth.line, metricsUrl, identity));
       logger.info(
         {
           event: 'start',

@@ -1,0 +1,260 @@
+/**
+ * @module The gateway as an OAuth 2.1 resource server, as the MCP authorization spec asks: the protected
+ * resource metadata of RFC 9728 at `/.well-known/oauth-protected-resource` (and its path-suffixed forms
+ * for `/mcp` and `/mcp/<id>`), the resource URLs a request is for (what an authorization server puts in
+ * a token's audience, RFC 8707), and the `WWW-Authenticate` challenge that points a client at them.
+ */
+import type { IncomingMessage } from 'node:http';
+import { ToolbusError } from '../errors/index.js';
+import { HttpError, sendJson } from './http-error.js';
+import { isLoopbackHost } from './request-guard.js';
+import type { RouteContext } from './route-context.js';
+import type { Route } from './route-table.js';
+
+/** Options of the gateway's OAuth resource server (`createGateway({ oauth })`). */
+export interface GatewayOAuthOptions {
+  /**
+   * The issuer URLs of the authorization servers whose tokens the gateway accepts, advertised as the
+   * metadata's `authorization_servers`: https, or http on a loopback host. At least one. Their tokens
+   * are verified by the policy's JWT verifier (`AccessPolicy({ jwt })`), not here.
+   */
+  authorizationServers: readonly string[];
+  /**
+   * The scopes advertised as `scopes_supported`, which an MCP client asks for when it has no other
+   * hint (e.g. `['toolbus:caller']`). Advertise only what every user may ask for: the authorization
+   * server decides what it grants. @default none advertised
+   */
+  scopesSupported?: readonly string[];
+  /** The metadata's `resource_name`, shown to people by some clients. @default 'toolbus' */
+  resourceName?: string;
+  /** A page for people about the gateway, the metadata's `resource_documentation`. @default none */
+  resourceDocumentation?: string;
+}
+
+/** Where the protected resource metadata lives (RFC 9728 §3), before any resource path. */
+export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
+
+/** How long a client or cache may keep the metadata, in seconds: briefly, so a changed issuer soon shows. */
+export const PROTECTED_RESOURCE_MAX_AGE_SEC = 300;
+
+/** {@link GatewayOAuthOptions} checked, with defaults. */
+export interface ResolvedOAuthOptions {
+  readonly authorizationServers: readonly string[];
+  readonly scopesSupported: readonly string[] | undefined;
+  readonly resourceName: string;
+  readonly resourceDocumentation: string | undefined;
+}
+
+/** An http(s) URL; https unless its host is loopback, when `loopbackHttp`. */
+function httpUrl(text: string, what: string, loopbackHttp: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ToolbusError('usage', `${what} must be a URL, got '${text.slice(0, 200)}'`);
+  }
+  const http = url.protocol === 'http:' && (!loopbackHttp || isLoopbackHost(url.hostname));
+  if (url.protocol !== 'https:' && !http) {
+    throw new ToolbusError(
+      'usage',
+      `${what} must be an https URL${loopbackHttp ? ' (http only on a loopback host)' : ''}, got '${url.protocol}//${url.host}'`,
+    );
+  }
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ToolbusError('usage', `${what} takes no query, fragment or credentials, got '${url.origin}…'`);
+  }
+  return url;
+}
+
+/**
+ * Checks `options` and fills in the defaults.
+ * @throws ToolbusError `usage` for no authorization server, or one that is not an https URL (http on
+ * loopback) without query or fragment.
+ */
+export function resolveOAuthOptions(options: GatewayOAuthOptions): ResolvedOAuthOptions {
+  if (options.authorizationServers.length === 0) {
+    throw new ToolbusError(
+      'usage',
+      'createGateway: oauth.authorizationServers must name at least one authorization server (its issuer URL)',
+    );
+  }
+  // An issuer is compared as a string by clients (RFC 8414 §3.3): advertise it exactly as given.
+  const servers = options.authorizationServers.map((server) => {
+    httpUrl(server, 'an OAuth authorization server', true);
+    return server;
+  });
+  if (options.resourceDocumentation !== undefined) {
+    httpUrl(options.resourceDocumentation, 'oauth.resourceDocumentation', false);
+  }
+  const scopes = options.scopesSupported?.filter((scope) => scope !== '');
+  for (const scope of scopes ?? []) {
+    // RFC 6749 §3.3: scope tokens are printable ASCII without space, quote or backslash.
+    if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) {
+      throw new ToolbusError('usage', `the OAuth scope '${scope.slice(0, 100)}' is not a valid scope token`);
+    }
+  }
+  return {
+    authorizationServers: servers,
+    scopesSupported: scopes !== undefined && scopes.length > 0 ? scopes : undefined,
+    resourceName: options.resourceName ?? 'toolbus',
+    resourceDocumentation: options.resourceDocumentation,
+  };
+}
+
+/**
+ * The origin of a gateway's public URL (`https://tools.example.com`).
+ * @throws ToolbusError `usage` when it is not an http(s) URL of an origin alone (a path prefix would
+ * move the well-known metadata out of the gateway's reach).
+ */
+export function resolvePublicUrl(text: string): string {
+  const url = httpUrl(text, 'the public URL', false);
+  if (url.pathname !== '/') {
+    throw new ToolbusError(
+      'usage',
+      `the public URL must be an origin such as https://tools.example.com, without a path, got '${text.slice(0, 200)}'`,
+    );
+  }
+  return url.origin;
+}
+
+/** Only these characters may reach a resource URL built from a request, so it is safe in a header too. */
+const SAFE_ORIGIN = /^https?:\/\/[a-z0-9.\-[\]:]+$/;
+
+/**
+ * The origin of the gateway's resource URLs for `req`: `publicOrigin` when given, else the scheme of the
+ * connection, the host name it was asked for (`knownHost`, one the gateway answers to by name) and the
+ * port it was reached on. The port is the socket's, not the `Host` header's: a token minted for another
+ * server on this machine must not become valid here by naming that server's port. Undefined without a
+ * known host.
+ */
+export function requestOrigin(
+  req: IncomingMessage,
+  knownHost: string | undefined,
+  publicOrigin: string | undefined,
+): string | undefined {
+  if (publicOrigin !== undefined) return publicOrigin;
+  if (knownHost === undefined) return undefined;
+  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
+  const port = req.socket.localPort;
+  let origin: string;
+  try {
+    origin = new URL(`${encrypted ? 'https' : 'http'}://${knownHost}${port ? `:${port}` : ''}`).origin;
+  } catch {
+    return undefined;
+  }
+  return SAFE_ORIGIN.test(origin) ? origin : undefined;
+}
+
+/** The path of the protected resource a request path belongs to: `/mcp`, `/mcp/<id>`, or `''` (the whole gateway). */
+function resourcePathOf(path: string): string {
+  return /^\/mcp(?:\/[^/]+)?$/.test(path) ? path : '';
+}
+
+/**
+ * The resource URLs (RFC 8707) a request to `path` is for, most specific first: the endpoint's own
+ * (`<origin>/mcp/<id>`, `<origin>/mcp`) and the gateway's (`<origin>`), as a resource covers the paths
+ * below it. A token minted for any of them may be used there.
+ */
+export function resourcesOf(origin: string, path: string): string[] {
+  const resourcePath = resourcePathOf(path);
+  const resources = [origin];
+  if (resourcePath !== '') resources.unshift(`${origin}/mcp`);
+  if (resourcePath !== '' && resourcePath !== '/mcp') resources.unshift(origin + resourcePath);
+  return resources;
+}
+
+/** The URL of the protected resource metadata for a request to `path` (the path-suffixed form for `/mcp`). */
+export function resourceMetadataUrl(origin: string, path: string): string {
+  return origin + PROTECTED_RESOURCE_PATH + resourcePathOf(path);
+}
+
+/** The value of a `WWW-Authenticate` parameter as a quoted string: printable ASCII, no quote or backslash (RFC 6750 §3). */
+function quoted(value: string): string {
+  return `"${value
+    .slice(0, 300)
+    .replace(/[^\x20-\x7e]/g, '?')
+    .replace(/["\\]/g, "'")}"`;
+}
+
+/** What a {@link bearerChallenge} says. */
+export interface BearerChallenge {
+  /** The protected resource metadata's URL (RFC 9728 §5.1). */
+  resourceMetadata?: string | undefined;
+  /** `invalid_token` for a token that was sent and refused, `insufficient_scope` (RFC 6750 §3.1). */
+  error?: 'invalid_token' | 'insufficient_scope' | undefined;
+  /** Why, for the developer reading it. */
+  description?: string | undefined;
+  /** The scope the request needs (with `insufficient_scope`). */
+  scope?: string | undefined;
+}
+
+/** A `WWW-Authenticate: Bearer …` header value; just `Bearer` when it says nothing more. */
+export function bearerChallenge(challenge: BearerChallenge): string {
+  const params = [
+    ...(challenge.resourceMetadata !== undefined
+      ? [`resource_metadata=${quoted(challenge.resourceMetadata)}`]
+      : []),
+    ...(challenge.error !== undefined ? [`error="${challenge.error}"`] : []),
+    ...(challenge.description !== undefined ? [`error_description=${quoted(challenge.description)}`] : []),
+    ...(challenge.scope !== undefined ? [`scope=${quoted(challenge.scope)}`] : []),
+  ];
+  return params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`;
+}
+
+/**
+ * The metadata routes (public: a client reads them before it has a token; `Host` and `Origin` are
+ * checked as on every route): the gateway's own at {@link PROTECTED_RESOURCE_PATH}, and, when it serves
+ * MCP, `/mcp`'s and each profile endpoint's at the path-suffixed form (`…/mcp`, `…/mcp/<id>`).
+ * They say only what RFC 9728 asks: the resource, its authorization servers and how to send a token.
+ */
+export function protectedResourceRoutes(
+  oauth: ResolvedOAuthOptions,
+  originOf: (ctx: RouteContext) => string | undefined,
+  servesMcp: boolean,
+): Route[] {
+  const send = (ctx: RouteContext, resourcePath: string): void => {
+    const origin = originOf(ctx);
+    if (origin === undefined) {
+      // Only reachable with an unusual Host let in by '*': the resource URL cannot be built from it.
+      throw new HttpError(
+        400,
+        'invalid-request',
+        'the Host header names no host the gateway can build its resource URL from; give the gateway ' +
+          'its public URL (toolbus up --public-url, option publicUrl)',
+      );
+    }
+    sendJson(
+      ctx.res,
+      200,
+      {
+        resource: origin + resourcePath,
+        authorization_servers: oauth.authorizationServers,
+        bearer_methods_supported: ['header'],
+        ...(oauth.scopesSupported !== undefined ? { scopes_supported: oauth.scopesSupported } : {}),
+        resource_name: oauth.resourceName,
+        ...(oauth.resourceDocumentation !== undefined
+          ? { resource_documentation: oauth.resourceDocumentation }
+          : {}),
+      },
+      { ...ctx.headers, 'cache-control': `public, max-age=${PROTECTED_RESOURCE_MAX_AGE_SEC}` },
+    );
+  };
+  return [
+    {
+      path: /^\/\.well-known\/oauth-protected-resource$/,
+      methods: ['GET'],
+      public: true,
+      handle: (ctx) => send(ctx, ''),
+    },
+    ...(servesMcp
+      ? [
+          {
+            path: /^\/\.well-known\/oauth-protected-resource(\/mcp(?:\/[^/]+)?)$/,
+            methods: ['GET'],
+            public: true,
+            handle: (ctx: RouteContext, [resourcePath]: readonly string[]) => send(ctx, resourcePath!),
+          },
+        ]
+      : []),
+  ];
+}
