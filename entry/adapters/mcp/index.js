@@ -3,11 +3,17 @@
 import { loadBuilt } from '../../load-built.js';
 
 export const {
+  ConfigMcpOAuthStore,
   DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS,
   DEFAULT_MCP_TIMEOUT_MS,
+  DEFAULT_REFRESH_MARGIN_MS,
+  MCP_OAUTH_CONFIG_TYPE,
+  McpOAuthGrant,
+  McpOAuthProvider,
   McpServerTools,
   McpSession,
   McpTool,
+  MemoryMcpOAuthStore,
   callToolResultToValue,
   contentBlockToPart,
   contentToText,
