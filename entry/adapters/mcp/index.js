@@ -4,6 +4,7 @@ import { loadBuilt } from '../../load-built.js';
 
 export const {
   ConfigMcpOAuthStore,
+  DEFAULT_LOGIN_TIMEOUT_MS,
   DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS,
   DEFAULT_MCP_TIMEOUT_MS,
   DEFAULT_REFRESH_MARGIN_MS,
@@ -22,11 +23,16 @@ export const {
   describeContentBlock,
   importMcpTools,
   inputSchemaOf,
+  loginMcpServer,
+  logoutMcpServer,
   mcpServerTools,
   mcpToolType,
   parseMcpConfig,
+  parseOAuthConfig,
   partToContentBlock,
   resolveMcpServerParams,
   schemaToArguments,
   serveMcpStdio,
+  startLoopbackRedirect,
+  withConfigTokenStore,
 } = await loadBuilt('adapters/mcp/index.js');

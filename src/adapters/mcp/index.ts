@@ -45,8 +45,8 @@ export type {
   McpHttpRequest,
   McpStdioBridge,
 } from './mcp-server-bridge.js';
-export { parseMcpConfig } from './mcp-config.js';
-export type { McpConfig } from './mcp-config.js';
+export { parseMcpConfig, withConfigTokenStore } from './mcp-config.js';
+export type { McpConfig, ParseMcpConfigOptions } from './mcp-config.js';
 export { mcpToolType } from './mcp-tool-type.js';
 export type { McpToolTypeOptions, McpToolTypeFactory } from './mcp-tool-type.js';
 export { importMcpTools, schemaToArguments } from './import-mcp-tools.js';
@@ -57,6 +57,9 @@ export {
   ConfigMcpOAuthStore,
   MCP_OAUTH_CONFIG_TYPE,
   McpOAuthProvider,
+  parseOAuthConfig,
+  startLoopbackRedirect,
+  DEFAULT_LOGIN_TIMEOUT_MS,
 } from './oauth/index.js';
 export type {
   McpOAuthOptions,
@@ -69,5 +72,10 @@ export type {
   McpOAuthStoreRead,
   McpOAuthState,
   McpOAuthGrantSummary,
+  McpConfigEnvironment,
+  LoopbackRedirect,
+  LoopbackRedirectOptions,
 } from './oauth/index.js';
+export { loginMcpServer, logoutMcpServer } from './mcp-login.js';
+export type { LoginMcpServerOptions, McpLoginResult } from './mcp-login.js';
 export type { ImportMcpToolsOptions, ImportedMcpTool } from './import-mcp-tools.js';

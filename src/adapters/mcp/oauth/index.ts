@@ -22,3 +22,7 @@ export type { McpOAuthStore, McpOAuthStoreRead, McpOAuthState } from './oauth-st
 export { McpOAuthProvider } from './oauth-provider.js';
 export type { McpOAuthGrantSummary } from './oauth-provider.js';
 export { oauthError, isAuthFailure } from './oauth-errors.js';
+export { parseOAuthConfig } from './oauth-config.js';
+export type { McpConfigEnvironment } from './oauth-config.js';
+export { startLoopbackRedirect, DEFAULT_LOGIN_TIMEOUT_MS } from './loopback-redirect.js';
+export type { LoopbackRedirect, LoopbackRedirectOptions } from './loopback-redirect.js';
