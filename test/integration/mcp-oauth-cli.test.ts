@@ -147,7 +147,7 @@ test(
 );
 
 test(
-  'toolbus mcp login: a bad port and an item without oauth are clear errors',
+  'toolbus mcp login: a bad port, a secret written into config and an item without oauth are clear errors',
   { timeout: 60_000 },
   async (t) => {
     const home = mkdtempSync(join(tmpdir(), 'toolbus-oauth-cli-'));
@@ -157,6 +157,21 @@ test(
     const badPort = await runCli(['mcp', 'login', 'x', '--port', 'http', '--store', storePath], env);
     assert.equal(badPort.code, 2);
     assert.match(badPort.stderr, /--port must be a number from 0 to 65535/);
+    // A secret written into the item is refused before it is stored, with or without TOOLBUS_ALLOW_ENV.
+    const leaky = {
+      url: 'http://127.0.0.1:9/mcp',
+      oauth: { 'client-id': 'c', 'client-secret': 'hunter2hunter2' },
+    };
+    const inline = await runCli(
+      ['config', 'put', 'mcp/leaky', JSON.stringify(leaky), '--store', storePath],
+      env,
+    );
+    assert.equal(inline.code, 1);
+    assert.match(
+      inline.stderr,
+      /'oauth.client-secret' must be \{"env": "VARIABLE_NAME"\}: config never holds a secret/,
+    );
+    assert.match(inline.stderr, /Nothing was stored/);
     await runCli(
       ['config', 'put', 'mcp/plain', '{"url":"http://127.0.0.1:9/mcp"}', '--store', storePath],
       env,

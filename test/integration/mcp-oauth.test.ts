@@ -6,12 +6,15 @@
  * registry, refresh before expiry (across sessions sharing a store), step-up, and the failure paths.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { exportJWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import {
-  MemoryMcpOAuthStore,
+  ConfigMcpOAuthStore,
   importMcpTools,
   mcpServerTools,
   mcpToolType,
@@ -19,6 +22,7 @@ import {
   type McpOAuthOptions,
 } from '../../src/adapters/mcp/index.js';
 import { MemoryConfigStore } from '../../src/config/index.js';
+import { SqliteConfigStore } from '../../src/config/sqlite/index.js';
 import { ToolRegistry } from '../../src/registry/index.js';
 import { createGateway } from '../../src/gateway/index.js';
 import { LiveToolSet } from '../../src/index.js';
@@ -205,11 +209,20 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     assert.equal(as.tokenRequests.length, 1);
   });
 
-  test('tokens are refreshed shortly before they expire, once for sessions sharing a store', async (t) => {
+  test('tokens are refreshed shortly before they expire, once for processes sharing the config store', async (t) => {
     const { mcp, as } = await servers(t, { ttlSeconds: 4 });
-    const store = new MemoryMcpOAuthStore();
+    // Two connections to one SQLite file, as two processes (toolbus up and toolbus mcp import) have.
+    const dir = mkdtempSync(join(tmpdir(), 'toolbus-oauth-refresh-'));
+    const configA = new SqliteConfigStore({ path: join(dir, 'config.db') });
+    const configB = new SqliteConfigStore({ path: join(dir, 'config.db') });
+    t.after(async () => {
+      await configA.close();
+      await configB.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const storeA = new ConfigMcpOAuthStore(configA, 'remote');
     const { authorize } = browser(as);
-    const first = await mcpServerTools({ url: mcp.url, oauth: { authorize, store } });
+    const first = await mcpServerTools({ url: mcp.url, oauth: { authorize, store: storeA } });
     t.after(() => first.close());
     await whoami(first);
     assert.equal(as.registrations, 1);
@@ -219,8 +232,9 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     );
 
     // The margin is a quarter of the 4 s lifetime: renewal is due 1 s before expiry.
-    const expiresAt = async (): Promise<number> => (await store.read()).state?.['expires-at'] as number;
-    await sleep((await expiresAt()) - 1000 - Date.now() + 50);
+    const renewalDue = async (): Promise<number> =>
+      ((await storeA.read()).state?.['expires-at'] as number) - 1000 - Date.now() + 50;
+    await sleep(await renewalDue());
     await whoami(first);
     assert.deepEqual(
       as.tokenRequests.map((r) => r.grantType),
@@ -228,10 +242,13 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
       'renewed with the refresh token before the request went out',
     );
 
-    // A second session (another process would be the same) shares the store; both notice at once.
-    const second = await mcpServerTools({ url: mcp.url, oauth: { authorize, store } });
+    // The other "process" uses the stored tokens (no authorization of its own); both notice at once.
+    const second = await mcpServerTools({
+      url: mcp.url,
+      oauth: { store: new ConfigMcpOAuthStore(configB, 'remote') },
+    });
     t.after(() => second.close());
-    await sleep((await expiresAt()) - 1000 - Date.now() + 50);
+    await sleep(await renewalDue());
     const [a, b] = await Promise.all([whoami(first), whoami(second)]);
     assert.equal(a.sub, 'alice');
     assert.equal(b.sub, 'alice');

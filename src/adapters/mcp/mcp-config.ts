@@ -17,6 +17,12 @@ export interface ParseMcpConfigOptions {
    * may read a variable at all is the allowlist's to say, before parsing. @default process.env
    */
   env?: McpConfigEnvironment;
+  /**
+   * Read the `oauth` secrets from `env`. False checks only that they are `{ "env": NAME }` and leaves
+   * them out: a check of an item before it is stored, where the variables need not be set.
+   * @default true
+   */
+  readSecrets?: boolean;
 }
 
 /** A parsed `mcp/<id>` item. */
@@ -150,7 +156,13 @@ export function parseMcpConfig(
     if (token !== undefined) headers['Authorization'] = `Bearer ${token}`;
     const oauthValue = value['oauth'];
     const oauth =
-      oauthValue === undefined ? undefined : parseOAuthConfig(oauthValue, where, options.env ?? process.env);
+      oauthValue === undefined
+        ? undefined
+        : parseOAuthConfig(
+            oauthValue,
+            where,
+            options.readSecrets === false ? undefined : (options.env ?? process.env),
+          );
     if (oauth && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) {
       throw new ToolbusError(
         'invalid-config',

@@ -53,11 +53,11 @@ export interface McpLoginResult extends McpOAuthGrantSummary {
 function loopbackOf(redirectUrl: string | undefined, where: string): { port: number; path: string } {
   if (redirectUrl === undefined) return { port: 0, path: '/callback' };
   const url = new URL(redirectUrl);
-  if (url.protocol !== 'http:' || (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost')) {
+  if (url.protocol !== 'http:' || url.hostname !== '127.0.0.1') {
     throw new ToolbusError(
       'invalid-config',
       `${where}: 'oauth.redirect-url' must be http://127.0.0.1:<port>/<path> for 'toolbus mcp login', which ` +
-        'listens for the browser on this machine',
+        'listens for the browser on 127.0.0.1 only',
     );
   }
   return { port: url.port === '' ? 80 : Number(url.port), path: url.pathname };

@@ -54,8 +54,10 @@ function describe(value: JsonValue | undefined): string {
 
 /**
  * Parses the `oauth` object of config item `mcp/<id>` (`where` names it in messages) into
- * {@link McpOAuthOptions}, reading secrets from `env`. Throws `ToolbusError` `invalid-config` naming
- * the field and what is expected; a missing variable is named, a value never shown.
+ * {@link McpOAuthOptions}, reading secrets from `env` (with `env` undefined, secrets are only checked
+ * for their `{ "env": NAME }` form and left out: a check before the item is stored). Throws
+ * `ToolbusError` `invalid-config` naming the field and what is expected; a missing variable is named, a
+ * value never shown.
  *
  * @example
  * ```json
@@ -65,7 +67,7 @@ function describe(value: JsonValue | undefined): string {
 export function parseOAuthConfig(
   value: JsonValue,
   where: string,
-  env: McpConfigEnvironment,
+  env: McpConfigEnvironment | undefined,
 ): McpOAuthOptions {
   if (!isObject(value)) {
     throw new ToolbusError(
@@ -136,6 +138,7 @@ export function parseOAuthConfig(
           'the environment variable that does',
       );
     }
+    if (env === undefined) continue;
     const secret = env[name];
     if (secret === undefined || secret === '') {
       throw new ToolbusError(

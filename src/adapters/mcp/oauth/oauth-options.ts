@@ -92,9 +92,10 @@ export interface McpOAuthOptions {
   /** An https URL serving this client's metadata document (SEP-991), used as its client ID. @default none */
   clientMetadataUrl?: string;
   /**
-   * The scope to ask for. @default the server's choice: the `scope` of its `WWW-Authenticate`
-   * challenge, else its metadata's `scopes_supported` (plus `offline_access` when the authorization
-   * server offers it)
+   * The scope to ask for when the server names none. As the MCP spec's scope selection says, the
+   * server's choice comes first: the `scope` of its `WWW-Authenticate` challenge, else its metadata's
+   * `scopes_supported`; `offline_access` is added when the authorization server offers it (for a
+   * refresh token). A 403 `insufficient_scope` widens it (step-up). @default none
    */
   scope?: string;
   /** The client name sent when registering. @default 'toolbus' */
