@@ -167,6 +167,7 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
       }
     }
     assert.equal(as.registrations, 0, 'pre-registered clients do not register');
+    assert.deepEqual(mcp.refusals, [], 'a service gets its token before its first request, not after a 401');
   });
 
   test('an mcp/<id> item with client_credentials in the registry: the secret comes from an allowed variable, tokens land in mcp-oauth/<id>', async (t) => {

@@ -475,13 +475,18 @@ export class McpOAuthProvider implements OAuthClientProvider {
     );
   }
 
-  /** True when the stored access token expires within the margin and can be renewed without a person. */
+  /**
+   * True when the stored access token expires within the margin and can be renewed without a person,
+   * or when a service (client_credentials, jwt-bearer) has none yet.
+   */
   #renewalDue(state: McpOAuthState | undefined): boolean {
     const tokens = objectField(state, 'tokens');
+    const service = this.#options.grant !== McpOAuthGrant.AuthorizationCode;
+    // A service fetches its first token before its first request, instead of after a 401.
+    if (tokens === undefined) return service;
     const expiresAt = numberField(state, 'expires-at');
-    if (tokens === undefined || expiresAt === undefined) return false;
-    const silent =
-      typeof tokens['refresh_token'] === 'string' || this.#options.grant !== McpOAuthGrant.AuthorizationCode;
+    if (expiresAt === undefined) return false;
+    const silent = typeof tokens['refresh_token'] === 'string' || service;
     if (!silent) return false;
     const obtainedAt = numberField(state, 'obtained-at') ?? expiresAt;
     const margin = Math.min(this.#options.refreshMarginMs, (expiresAt - obtainedAt) / 4);
