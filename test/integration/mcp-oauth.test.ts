@@ -170,7 +170,7 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     assert.deepEqual(mcp.refusals, [], 'a service gets its token before its first request, not after a 401');
   });
 
-  test('an mcp/<id> item with client_credentials in the registry: the secret comes from an allowed variable, tokens land in mcp-oauth/<id>', async (t) => {
+  test('mcp/<id> items with client_credentials in the registry (secret, private key): read from allowed variables, tokens land in mcp-oauth/<id>', async (t) => {
     const { mcp, as } = await servers(t);
     const store = new MemoryConfigStore();
     await store.put('mcp', 'svc', {
@@ -181,11 +181,20 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
         'client-secret': { env: 'SVC_SECRET' },
       },
     });
+    await store.put('mcp', 'svc-jwt', {
+      url: mcp.url,
+      oauth: { grant: 'client_credentials', 'client-id': 'svc-jwt', 'private-key': { env: 'SVC_KEY' } },
+    });
     await store.put('tool', 'whoami', { type: 'mcp-tool', 'mcp-tool': 'svc', 'remote-name': 'whoami' });
-    const mcpTools = mcpToolType({ store, env: { SVC_SECRET: SECRET } });
+    await store.put('tool', 'whoami-jwt', {
+      type: 'mcp-tool',
+      'mcp-tool': 'svc-jwt',
+      'remote-name': 'whoami',
+    });
+    const mcpTools = mcpToolType({ store, env: { SVC_SECRET: SECRET, SVC_KEY: PRIVATE_KEY } });
     const registry = new ToolRegistry({
       store,
-      allowlist: { env: ['SVC_SECRET'] },
+      allowlist: { env: ['SVC_*'] },
       toolTypes: { 'mcp-tool': mcpTools },
     });
     t.after(async () => {
@@ -198,7 +207,12 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     assert.equal(JSON.parse(result.content).sub, 'svc-basic');
     const kept = (await store.get('mcp-oauth', 'svc'))?.value as { tokens?: { access_token?: string } };
     assert.equal(typeof kept.tokens?.access_token, 'string', 'the token is kept in mcp-oauth/svc');
-    assert.equal(as.tokenRequests.length, 1);
+    const jwt = await registry.tools.call('whoami-jwt', {});
+    assert.equal(JSON.parse(jwt.content).sub, 'svc-jwt', jwt.content);
+    assert.deepEqual(
+      as.tokenRequests.map((r) => r.authMethod),
+      ['client_secret_basic', 'private_key_jwt'],
+    );
 
     // The same item where the operator did not allow the variable: refused before anything is sent.
     const refusing = new ToolRegistry({ store, toolTypes: { 'mcp-tool': mcpToolType({ store }) } });
@@ -207,7 +221,7 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     const problem = refusing.problems().find((p) => p.key === 'tool/whoami');
     assert.equal(problem?.code, 'not-allowed');
     assert.match(problem?.message ?? '', /reads the environment variable 'SVC_SECRET'.*TOOLBUS_ALLOW_ENV/);
-    assert.equal(as.tokenRequests.length, 1);
+    assert.equal(as.tokenRequests.length, 2);
   });
 
   test('tokens are refreshed shortly before they expire, once for processes sharing the config store', async (t) => {
