@@ -182,8 +182,10 @@ export class McpSession {
   }
 
   /**
-   * Connects if not connected. Rejects with `unavailable` when the server cannot be reached, `closed`
-   * after {@link close}, `cancelled` on abort.
+   * Connects if not connected. Rejects with `unavailable` when the server (or its OAuth authorization
+   * server) cannot be reached, `unauthorized` or `forbidden` when a server with `oauth` refuses and
+   * authorizing again cannot help (the message says what to do, e.g. run `toolbus mcp login <id>`),
+   * `closed` after {@link close}, `cancelled` on abort.
    */
   async connect(options: McpSignalOptions = {}): Promise<void> {
     await this.#ensureClient(options.signal);
@@ -224,7 +226,9 @@ export class McpSession {
    * Calls a tool by its remote name. Resolves with the raw `CallToolResult` (an `isError` result is a
    * resolved value). Rejects with a `ToolError`: `timeout` (after the per-call, per-tool or server timeout,
    * reset by progress up to `maxTotalTimeoutMs`), `cancelled`, `unavailable` (server unreachable, or it
-   * restarted during a call that is not safe to retry), `tool-error` (protocol error, e.g. unknown tool).
+   * restarted during a call that is not safe to retry), `tool-error` (protocol error, e.g. unknown tool),
+   * `unauthorized` / `forbidden` (OAuth, see {@link connect}). A call the server refused with 401 or 403
+   * `insufficient_scope` is sent again once toolbus is authorized: it never ran.
    */
   callTool(
     name: string,
