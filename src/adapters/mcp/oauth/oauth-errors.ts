@@ -118,6 +118,15 @@ export function oauthError(error: unknown, serverId: string, hint: string): Tool
       options,
     );
   }
+  if (error instanceof IssuerMismatchError && error.kind === 'authorization_response') {
+    // The issuer a redirect claims may be an attacker's (a mix-up attack): it is not repeated.
+    return new ToolbusError(
+      'unauthorized',
+      `refused the authorization redirect for ${server}: it names another authorization server than the ` +
+        'one toolbus sent the person to; nothing was stored',
+      options,
+    );
+  }
   if (error instanceof IssuerMismatchError || error instanceof AuthorizationServerMismatchError) {
     return new ToolbusError(
       'unauthorized',
