@@ -5,6 +5,7 @@
  */
 import { MemoryBus } from '../bus/index.js';
 import { didYouMean } from '../errors/index.js';
+import { importLeaf } from './import-leaf.js';
 import type { ConfigStore } from '../config/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
 import { PROFILE_CONFIG_TYPE, parseToolProfile } from '../tools/index.js';
@@ -37,7 +38,8 @@ export interface ConfigCheckFinding {
 /**
  * Checks a `tool-service` item, or a `tool` item: its type, and for `type: "tool-service"` its
  * descriptor against its service item, when there is one. `principal`, `role` and `quota` items are
- * read as the gateway's access policy reads them. Other types are not checked here.
+ * read as the gateway's access policy reads them, and an `mcp` item with `oauth` as the MCP client
+ * reads it (a secret written into it is refused). Other types are not checked here.
  * @returns What is wrong and what is expected; empty when nothing was found.
  */
 export async function checkConfigItem(
@@ -74,6 +76,12 @@ export async function checkConfigItem(
     }
     if (type === QUOTA_CONFIG_TYPE) {
       decodeQuotaItem(key, value);
+      return [];
+    }
+    if (type === 'mcp' && isObject(value) && value['oauth'] !== undefined) {
+      // A secret written into the item itself must never be stored: check the oauth object now.
+      const { parseMcpConfig } = await importLeaf('mcp', () => import('../adapters/mcp/index.js'));
+      parseMcpConfig(key, value, { readSecrets: false });
       return [];
     }
     if (type !== 'tool') return [];

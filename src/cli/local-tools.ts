@@ -71,7 +71,7 @@ export async function openLocalTools(flags: ConnectFlags, io: CliIO): Promise<Lo
     await bus.close();
     throw error;
   }
-  const registry = new ToolRegistry({ store, bus, toolTypes: defaultToolTypes() });
+  const registry = new ToolRegistry({ store, bus, toolTypes: defaultToolTypes(store) });
   try {
     await registry.start();
   } catch (error) {

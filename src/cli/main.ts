@@ -46,7 +46,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CliCommand
     load: async () => (await import('./commands/service.js')).command,
   },
   mcp: {
-    summary: "serve the tools over MCP, or import an MCP server's tools",
+    summary: "serve the tools over MCP, import an MCP server's tools, or log in to one (OAuth)",
     load: async () => (await import('./commands/mcp.js')).command,
   },
   openapi: {

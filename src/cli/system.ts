@@ -333,7 +333,7 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
       bus,
       allowlist,
       ...(options.model ? { model: options.model } : {}),
-      toolTypes: defaultToolTypes(),
+      toolTypes: defaultToolTypes(store),
       toolSetOptions: { hooks: audit ? audit.toolSetHooks(callHooks) : callHooks },
     });
     metrics.observeRegistry(registry);

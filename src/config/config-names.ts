@@ -31,7 +31,8 @@ function check(part: 'type' | 'key', value: unknown): void {
 
 /**
  * Types the store holds that are run state, not config: saved agent runs (`run/<id>`) and approval
- * requests (`approval/<id>`), written by `RunStore`. The registry does not mirror them: they change at
- * every step of a run and would rebuild the tool set for nothing.
+ * requests (`approval/<id>`), written by `RunStore`, and MCP servers' OAuth tokens (`mcp-oauth/<id>`),
+ * rewritten at every refresh. The registry does not mirror them: they change often and would rebuild
+ * the tool set for nothing.
  */
-export const STATE_CONFIG_TYPES: ReadonlySet<string> = new Set(['run', 'approval']);
+export const STATE_CONFIG_TYPES: ReadonlySet<string> = new Set(['run', 'approval', 'mcp-oauth']);

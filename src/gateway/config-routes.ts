@@ -2,9 +2,11 @@
  * @module `/api/v1/config/{type}[/{key}]`: the config store over HTTP, the types it holds
  * (`/api/v1/config`), and a check of an item before it is written (`…/{key}/check`). A `PUT` of an
  * item that would run a program or read an environment variable outside the operator's allowlist is
- * refused here already, besides being refused where tools are built.
+ * refused here already, besides being refused where tools are built. Items holding secrets toolbus
+ * writes itself (an MCP server's OAuth tokens, `mcp-oauth/<id>`) are shown with them withheld, and can
+ * be deleted but not written.
  */
-import type { ConfigStore } from '../config/index.js';
+import { configWriteRefusal, showConfigValue, type ConfigItem, type ConfigStore } from '../config/index.js';
 import type { JsonValue } from '../schema/index.js';
 import { assertConfigAllowed, type ConfigAllowlist } from '../registry/index.js';
 import { HttpError, sendJson } from './http-error.js';
@@ -25,6 +27,12 @@ function storeOf(store: ConfigStore | undefined): ConfigStore {
   return store;
 }
 
+/** An item's value as it may be sent, with `withheld` naming the secrets left out (only when some are). */
+function shown(item: Pick<ConfigItem, 'type' | 'value'>): { value: JsonValue; withheld?: string[] } {
+  const { value, withheld } = showConfigValue(item.type, item.value);
+  return withheld.length === 0 ? { value } : { value, withheld };
+}
+
 /** `GET /api/v1/config/{type}`: every item of a type. */
 export async function listConfigType(
   ctx: RouteContext,
@@ -35,7 +43,7 @@ export async function listConfigType(
   sendJson(
     ctx.res,
     200,
-    { type, items: items.map((i) => ({ key: i.key, value: i.value, revision: i.revision })) },
+    { type, items: items.map((i) => ({ key: i.key, ...shown(i), revision: i.revision })) },
     ctx.headers,
   );
 }
@@ -53,12 +61,14 @@ export async function handleConfigItem(
   if (method === 'GET') {
     const item = await items.get(type, key);
     if (!item) throw new HttpError(404, 'not-found', `no config item '${type}/${key}'`);
-    sendJson(res, 200, { type, key, value: item.value, revision: item.revision }, ctx.headers);
+    sendJson(res, 200, { type, key, ...shown(item), revision: item.revision }, ctx.headers);
     return;
   }
   const ifRevision = parseRevision(url.searchParams.get('ifRevision'));
   const revisionOption = ifRevision === undefined ? {} : { ifRevision };
   if (method === 'PUT') {
+    const refusal = configWriteRefusal(type, key);
+    if (refusal !== undefined) throw new HttpError(403, 'forbidden', refusal);
     const value = (await ctx.readJson(`config '${type}/${key}'`)) as JsonValue;
     assertConfigAllowed(allowlist, type, key, value);
     const revision = await items.put(type, key, value, revisionOption);
@@ -116,6 +126,8 @@ export async function checkConfigRoute(
 ): Promise<void> {
   const value = (await ctx.readJson(`config '${type}/${key}'`)) as JsonValue;
   const findings: GatewayConfigFinding[] = [];
+  const refusal = configWriteRefusal(type, key);
+  if (refusal !== undefined) findings.push({ skipped: true, message: refusal });
   try {
     assertConfigAllowed(allowlist, type, key, value);
   } catch (error) {

@@ -233,3 +233,30 @@ describe('assertConfigAllowed: the environment and folder of an allowed program'
     );
   });
 });
+
+describe('assertConfigAllowed: the OAuth secrets of an mcp item', () => {
+  const remote = {
+    url: 'https://mcp.example.com/mcp',
+    oauth: { grant: 'client_credentials', 'client-id': 'svc', 'client-secret': { env: 'MCP_SECRET' } },
+  };
+
+  test('oauth client-secret and private-key given as { env } are variables the item reads', () => {
+    const withKey = {
+      url: 'https://x.example/mcp',
+      oauth: { 'client-id': 'k', 'private-key': { env: 'MCP_KEY' } },
+    };
+    assert.deepEqual(configPrivileges('mcp', remote).env, ['MCP_SECRET']);
+    assert.deepEqual(configPrivileges('mcp', withKey).env, ['MCP_KEY']);
+    // Only an mcp item's oauth means that.
+    assert.deepEqual(configPrivileges('tool', remote).env, []);
+  });
+
+  test('refused unless TOOLBUS_ALLOW_ENV lists the variable, with the same message as a header', () => {
+    const error = refusal({}, 'mcp', 'remote', remote);
+    assert.match(
+      error?.message ?? '',
+      /config 'mcp\/remote' reads the environment variable 'MCP_SECRET'.*TOOLBUS_ALLOW_ENV=MCP_SECRET/,
+    );
+    assert.equal(refusal({ env: ['MCP_*'] }, 'mcp', 'remote', remote), undefined);
+  });
+});

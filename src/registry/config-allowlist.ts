@@ -75,8 +75,8 @@ function isObject(value: JsonValue | undefined): value is { [key: string]: JsonV
 
 /**
  * What a config item of `type` asks to do beyond calling tools: an `mcp` item's `command` (with its
- * `args`, `env` and `cwd`), and every `{ "env": NAME }` value of a `headers` object (the form the `http`
- * tool type reads).
+ * `args`, `env` and `cwd`), every `{ "env": NAME }` value of a `headers` object (the form the `http`
+ * tool type reads), and an `mcp` item's `oauth.client-secret` and `oauth.private-key` (`{ "env": NAME }`).
  */
 export function configPrivileges(type: string, value: JsonValue | undefined): ConfigPrivileges {
   const out: ConfigPrivileges = { commands: [], env: [] };
@@ -94,6 +94,14 @@ export function configPrivileges(type: string, value: JsonValue | undefined): Co
   const headers = value['headers'];
   if (isObject(headers)) {
     for (const spec of Object.values(headers)) {
+      if (isObject(spec) && typeof spec['env'] === 'string') out.env.push(spec['env']);
+    }
+  }
+  // An mcp item's OAuth client secret or private key, named as { "env": NAME }.
+  const oauth = value['oauth'];
+  if (type === 'mcp' && isObject(oauth)) {
+    for (const field of ['client-secret', 'private-key']) {
+      const spec = oauth[field];
       if (isObject(spec) && typeof spec['env'] === 'string') out.env.push(spec['env']);
     }
   }

@@ -7,9 +7,10 @@ import { assertConfigAllowed, configAllowlistFromEnv, type ConfigAllowlist } fro
 import type { JsonObject, JsonValue } from '../../schema/index.js';
 import { encodeToolName } from '../../tools/index.js';
 import { isToolbusError, ToolbusError } from '../../errors/index.js';
-import { parseMcpConfig } from './mcp-config.js';
+import { parseMcpConfig, withConfigTokenStore } from './mcp-config.js';
 import { McpSession, type McpSessionOptions, type McpToolDefinition } from './mcp-session.js';
 import { inputSchemaOf } from './mcp-tool.js';
+import type { McpConfigEnvironment } from './oauth/index.js';
 
 /** Options of {@link importMcpTools}. */
 export interface ImportMcpToolsOptions extends McpSessionOptions {
@@ -31,6 +32,8 @@ export interface ImportMcpToolsOptions extends McpSessionOptions {
    * @default configAllowlistFromEnv(process.env): TOOLBUS_ALLOW_COMMANDS and TOOLBUS_ALLOW_ENV, else none
    */
   allowlist?: ConfigAllowlist;
+  /** Where `oauth` secrets given as `{ "env": NAME }` are read. @default process.env */
+  env?: McpConfigEnvironment;
 }
 
 /** What {@link importMcpTools} did for one remote tool. */
@@ -85,8 +88,13 @@ export function schemaToArguments(definition: McpToolDefinition): JsonObject[] |
  * valid characters reversibly). A name in `include` that the server does not offer is returned with
  * status `missing`.
  *
- * Rejects with `ToolbusError`: `invalid-config` (no or bad `mcp/<id>`), `not-allowed` (its `command` is
- * not in the allowlist, see {@link ImportMcpToolsOptions.allowlist}), `unavailable` (server unreachable).
+ * An item with `oauth` uses the tokens kept in `mcp-oauth/<id>` of the same store (written by `toolbus mcp
+ * login <id>`), or a grant that needs no person (`client_credentials`).
+ *
+ * Rejects with `ToolbusError`: `invalid-config` (no or bad `mcp/<id>`), `not-allowed` (its `command`, or
+ * an environment variable its `oauth` reads, is not in the allowlist, see
+ * {@link ImportMcpToolsOptions.allowlist}), `unavailable` (server unreachable), `unauthorized` (the
+ * server needs a login first).
  *
  * @example
  * ```ts
@@ -102,8 +110,9 @@ export async function importMcpTools(
   const item = await store.get('mcp', id);
   // Whoever can write config must not get to run a program by asking for an import.
   assertConfigAllowed(options.allowlist ?? configAllowlistFromEnv(process.env), 'mcp', id, item?.value);
-  const config = parseMcpConfig(id, item?.value);
-  const session = new McpSession(config.params, options);
+  const config = parseMcpConfig(id, item?.value, options.env ? { env: options.env } : {});
+  // An item with oauth uses the tokens 'toolbus mcp login <id>' stored (and refreshes them there).
+  const session = new McpSession(withConfigTokenStore(config, store), options);
   try {
     const tools = await session.listTools(options.signal ? { signal: options.signal } : {});
     const include = options.include;

@@ -1,7 +1,8 @@
 /**
  * @module toolbus/mcp: MCP both ways. MCP servers as toolbus tools (`mcpServerTools`, the `mcp-tool`
  * config type) and any toolbus tool set as an MCP server (`createMcpServer`, `serveMcpStdio`,
- * `createMcpHttpHandler`). Built on the official MCP TypeScript SDK v2.
+ * `createMcpHttpHandler`), with an OAuth 2.1 client for servers that require it (`oauth`). Built on the
+ * official MCP TypeScript SDK v2.
  */
 export {
   DEFAULT_MCP_TIMEOUT_MS,
@@ -44,9 +45,37 @@ export type {
   McpHttpRequest,
   McpStdioBridge,
 } from './mcp-server-bridge.js';
-export { parseMcpConfig } from './mcp-config.js';
-export type { McpConfig } from './mcp-config.js';
+export { parseMcpConfig, withConfigTokenStore } from './mcp-config.js';
+export type { McpConfig, ParseMcpConfigOptions } from './mcp-config.js';
 export { mcpToolType } from './mcp-tool-type.js';
 export type { McpToolTypeOptions, McpToolTypeFactory } from './mcp-tool-type.js';
 export { importMcpTools, schemaToArguments } from './import-mcp-tools.js';
+export {
+  McpOAuthGrant,
+  DEFAULT_REFRESH_MARGIN_MS,
+  MemoryMcpOAuthStore,
+  ConfigMcpOAuthStore,
+  MCP_OAUTH_CONFIG_TYPE,
+  McpOAuthProvider,
+  parseOAuthConfig,
+  startLoopbackRedirect,
+  DEFAULT_LOGIN_TIMEOUT_MS,
+} from './oauth/index.js';
+export type {
+  McpOAuthOptions,
+  McpAuthorizeRequest,
+  McpOAuthRedirect,
+  McpJwtAssertionRequest,
+  McpTokenEndpointAuthMethod,
+  ResolvedMcpOAuthOptions,
+  McpOAuthStore,
+  McpOAuthStoreRead,
+  McpOAuthState,
+  McpOAuthGrantSummary,
+  McpConfigEnvironment,
+  LoopbackRedirect,
+  LoopbackRedirectOptions,
+} from './oauth/index.js';
+export { loginMcpServer, logoutMcpServer } from './mcp-login.js';
+export type { LoginMcpServerOptions, McpLoginResult } from './mcp-login.js';
 export type { ImportMcpToolsOptions, ImportedMcpTool } from './import-mcp-tools.js';

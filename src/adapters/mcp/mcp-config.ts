@@ -4,9 +4,26 @@
  * `auth-token` (a static bearer token). Extended with stdio (`command`, `args`, `env`, `cwd`), `headers`,
  * `transport: "sse"` and timeouts.
  */
+import type { ConfigStore } from '../../config/index.js';
 import type { JsonObject, JsonValue } from '../../schema/index.js';
 import { ToolbusError } from '../../errors/index.js';
 import type { McpServerParams } from './server-params.js';
+import { ConfigMcpOAuthStore, parseOAuthConfig, type McpConfigEnvironment } from './oauth/index.js';
+
+/** Options of {@link parseMcpConfig}. */
+export interface ParseMcpConfigOptions {
+  /**
+   * Where `{ "env": NAME }` values (`oauth.client-secret`, `oauth.private-key`) are read. Whether config
+   * may read a variable at all is the allowlist's to say, before parsing. @default process.env
+   */
+  env?: McpConfigEnvironment;
+  /**
+   * Read the `oauth` secrets from `env`. False checks only that they are `{ "env": NAME }` and leaves
+   * them out: a check of an item before it is stored, where the variables need not be set.
+   * @default true
+   */
+  readSecrets?: boolean;
+}
 
 /** A parsed `mcp/<id>` item. */
 export interface McpConfig {
@@ -78,15 +95,22 @@ function optionalMs(object: JsonObject, field: string, where: string): number | 
  * Parses an `mcp/<id>` item. Throws `ToolbusError` `invalid-config` naming the item and the field.
  *
  * Fields: `url` or `command` (+ `args`, `env`, `cwd`); `transport` (`streamable-http` | `sse`);
- * `remote-name`; `auth-token` (sent as `Authorization: Bearer …`) or `headers`; `timeout-ms`,
- * `max-total-timeout-ms`; `protocol` (`auto` | `legacy`).
+ * `remote-name`; `auth-token` (sent as `Authorization: Bearer …`) or `headers`; `oauth` (an HTTP
+ * server that requires OAuth: `grant`, `client-id`, `client-secret` and `private-key` as
+ * `{ "env": NAME }`, `scope`, … — see `parseOAuthConfig`); `timeout-ms`, `max-total-timeout-ms`;
+ * `protocol` (`auto` | `legacy`). The `oauth` options come without a store: the caller chooses where
+ * tokens are kept (`ConfigMcpOAuthStore` for `mcp-oauth/<id>`).
  *
  * @example
  * ```json
  * { "url": "http://localhost:8000/mcp", "remote-name": "get_weather", "auth-token": "s3cret" }
  * ```
  */
-export function parseMcpConfig(id: string, value: JsonValue | undefined): McpConfig {
+export function parseMcpConfig(
+  id: string,
+  value: JsonValue | undefined,
+  options: ParseMcpConfigOptions = {},
+): McpConfig {
   const where = `config 'mcp/${id}'`;
   if (value === undefined) {
     throw new ToolbusError(
@@ -130,6 +154,21 @@ export function parseMcpConfig(id: string, value: JsonValue | undefined): McpCon
     const headers = stringRecord(value['headers'], where, 'headers');
     const token = optionalString(value, 'auth-token', where);
     if (token !== undefined) headers['Authorization'] = `Bearer ${token}`;
+    const oauthValue = value['oauth'];
+    const oauth =
+      oauthValue === undefined
+        ? undefined
+        : parseOAuthConfig(
+            oauthValue,
+            where,
+            options.readSecrets === false ? undefined : (options.env ?? process.env),
+          );
+    if (oauth && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) {
+      throw new ToolbusError(
+        'invalid-config',
+        `${where}: give either 'oauth' or a token ('auth-token', an Authorization header), not both`,
+      );
+    }
     const transport = value['transport'] ?? 'streamable-http';
     if (transport !== 'streamable-http' && transport !== 'sse') {
       throw new ToolbusError(
@@ -145,10 +184,20 @@ export function parseMcpConfig(id: string, value: JsonValue | undefined): McpCon
         `${where}: 'url' must be an absolute URL, got ${describe(url)}`,
       );
     }
+    const auth = oauth ? { oauth } : {};
     params =
-      transport === 'sse' ? { ...common, url, transport: 'sse', headers } : { ...common, url, headers };
-    connection = { url, transport, headers };
+      transport === 'sse'
+        ? { ...common, url, transport: 'sse', headers, ...auth }
+        : { ...common, url, headers, ...auth };
+    // The oauth object as written: `{ "env": NAME }` names, never the secrets they resolve to.
+    connection = { url, transport, headers, oauth: oauthValue ?? null };
   } else {
+    if (value['oauth'] !== undefined) {
+      throw new ToolbusError(
+        'invalid-config',
+        `${where}: 'oauth' applies to a server reached over HTTP ('url'), not to a 'command'`,
+      );
+    }
     const args = value['args'] ?? [];
     if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) {
       throw new ToolbusError(
@@ -167,11 +216,23 @@ export function parseMcpConfig(id: string, value: JsonValue | undefined): McpCon
     };
     connection = { command: command as string, args, env, cwd: cwd ?? null };
   }
+  // Items with oauth keep their tokens per id (mcp-oauth/<id>), so each id has its own session.
   const connectionKey = JSON.stringify([
+    value['oauth'] === undefined ? null : id,
     connection,
     timeoutMs ?? null,
     maxTotalTimeoutMs ?? null,
     protocol ?? null,
   ]);
   return { id, params, remoteName, connectionKey };
+}
+
+/**
+ * The params of a parsed `mcp/<id>` item with its OAuth state kept in the item `mcp-oauth/<id>` of
+ * `store` (where `toolbus mcp login <id>` writes it); the params unchanged when the item has no `oauth`.
+ */
+export function withConfigTokenStore(config: McpConfig, store: ConfigStore): McpServerParams {
+  const params = config.params;
+  if (!('url' in params) || params.oauth === undefined) return params;
+  return { ...params, oauth: { ...params.oauth, store: new ConfigMcpOAuthStore(store, config.id) } };
 }

@@ -181,7 +181,7 @@ export class McpServerTools implements ToolProvider, Iterable<Tool> {
  * tool set over one shared, long-lived session.
  *
  * Rejects with a `ToolbusError`: `invalid-config` for bad params, `unavailable` when the server cannot be
- * reached, `cancelled` on abort.
+ * reached, `unauthorized` or `forbidden` when a server with `oauth` refuses, `cancelled` on abort.
  *
  * @example
  * ```ts

@@ -17,6 +17,7 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { ToolError, onAbort } from '../../tools/index.js';
 import { traceMcpClientCall } from './mcp-tracing.js';
 import { ToolbusError } from '../../errors/index.js';
+import { McpOAuthProvider, isAuthFailure, oauthError } from './oauth/index.js';
 import {
   MAX_MCP_TIMEOUT_MS,
   resolveMcpServerParams,
@@ -56,6 +57,12 @@ export interface McpSignalOptions {
 }
 
 type ToolsListener = (tools: readonly McpToolDefinition[]) => void;
+
+/**
+ * How many times one request may send a person to authorize: once for a 401, once more for a 403
+ * step-up. A server that still refuses is not asked again (the conformance suite allows three).
+ */
+const MAX_AUTHORIZATIONS_PER_REQUEST = 2;
 
 /** True when `error` means the connection or the session is gone (restart, expiry, crash). */
 function isConnectionLoss(error: unknown): boolean {
@@ -114,6 +121,9 @@ export class McpSession {
   #resolveClosed!: (reason: void | Error) => void;
   #connectCount = 0;
   #childPid: number | null = null;
+  readonly #oauth: McpOAuthProvider | undefined;
+  /** Aborted by {@link close}: ends an authorization a person has not finished. */
+  readonly #lifetime = new AbortController();
 
   /** Resolves when {@link close} has run; never rejects. */
   readonly closed: Promise<void | Error>;
@@ -123,6 +133,16 @@ export class McpSession {
     this.#clientName = options.clientName ?? 'toolbus';
     this.#clientVersion = options.clientVersion ?? '0.1.0';
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    const { oauth, url } = this.#params;
+    this.#oauth = oauth && url ? new McpOAuthProvider(url, this.#params.id, oauth) : undefined;
+  }
+
+  /**
+   * The OAuth client of this server, when its params have `oauth`: what the stored tokens grant
+   * (`summary()`), and `forgetTokens()` before a new login.
+   */
+  get oauth(): McpOAuthProvider | undefined {
+    return this.#oauth;
   }
 
   /** The server's id (from the params, the command or the URL host). */
@@ -162,8 +182,10 @@ export class McpSession {
   }
 
   /**
-   * Connects if not connected. Rejects with `unavailable` when the server cannot be reached, `closed`
-   * after {@link close}, `cancelled` on abort.
+   * Connects if not connected. Rejects with `unavailable` when the server (or its OAuth authorization
+   * server) cannot be reached, `unauthorized` or `forbidden` when a server with `oauth` refuses and
+   * authorizing again cannot help (the message says what to do, e.g. run `toolbus mcp login <id>`),
+   * `closed` after {@link close}, `cancelled` on abort.
    */
   async connect(options: McpSignalOptions = {}): Promise<void> {
     await this.#ensureClient(options.signal);
@@ -172,22 +194,23 @@ export class McpSession {
   /** The server's tools with their JSON Schemas as sent (`$defs` and `$ref` untouched). */
   async listTools(options: McpSignalOptions = {}): Promise<McpToolDefinition[]> {
     let used: Client | undefined;
-    const attempt = async (): Promise<McpToolDefinition[]> => {
-      const client = await this.#ensureClient(options.signal);
-      used = client;
-      const result = await client.listTools(undefined, {
-        cacheMode: 'refresh',
-        timeout: this.#params.timeoutMs,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      return result.tools;
-    };
+    const attempt = (): Promise<McpToolDefinition[]> =>
+      this.#authorized(async () => {
+        const client = await this.#ensureClient(options.signal);
+        used = client;
+        const result = await client.listTools(undefined, {
+          cacheMode: 'refresh',
+          timeout: this.#params.timeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+        return result.tools;
+      }, options.signal);
     try {
       return await attempt();
     } catch (error) {
       if (options.signal?.aborted)
         throw abortReason(options.signal, `listing the tools of MCP server '${this.id}'`);
-      if (used !== undefined && isConnectionLoss(error)) {
+      if (used !== undefined && isConnectionLoss(error) && !this.#isAuthFailure(error)) {
         // Listing has no side effect: reconnect and list again.
         this.#drop(used);
         return await attempt().catch((e: unknown) => {
@@ -203,7 +226,9 @@ export class McpSession {
    * Calls a tool by its remote name. Resolves with the raw `CallToolResult` (an `isError` result is a
    * resolved value). Rejects with a `ToolError`: `timeout` (after the per-call, per-tool or server timeout,
    * reset by progress up to `maxTotalTimeoutMs`), `cancelled`, `unavailable` (server unreachable, or it
-   * restarted during a call that is not safe to retry), `tool-error` (protocol error, e.g. unknown tool).
+   * restarted during a call that is not safe to retry), `tool-error` (protocol error, e.g. unknown tool),
+   * `unauthorized` / `forbidden` (OAuth, see {@link connect}). A call the server refused with 401 or 403
+   * `insufficient_scope` is sent again once toolbus is authorized: it never ran.
    */
   callTool(
     name: string,
@@ -226,28 +251,31 @@ export class McpSession {
     const maxTotalTimeout = Math.max(this.#params.maxTotalTimeoutMs, timeoutMs);
     const { signal, onProgress } = options;
     let used: Client | undefined;
-    const attempt = async (): Promise<CallToolResult> => {
-      const client = await this.#ensureClient(signal);
-      used = client;
-      const result = await client.callTool(
-        meta === undefined ? { name, arguments: args } : { name, arguments: args, _meta: meta },
-        {
-          timeout: timeoutMs,
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout,
-          onprogress: (p) => onProgress?.(p),
-          ...(signal ? { signal } : {}),
-        },
-      );
-      return result as CallToolResult;
-    };
+    // A request refused for want of authorization never ran on the server, so retrying it once
+    // authorized is safe whatever the tool does.
+    const attempt = (): Promise<CallToolResult> =>
+      this.#authorized(async () => {
+        const client = await this.#ensureClient(signal);
+        used = client;
+        const result = await client.callTool(
+          meta === undefined ? { name, arguments: args } : { name, arguments: args, _meta: meta },
+          {
+            timeout: timeoutMs,
+            resetTimeoutOnProgress: true,
+            maxTotalTimeout,
+            onprogress: (p) => onProgress?.(p),
+            ...(signal ? { signal } : {}),
+          },
+        );
+        return result as CallToolResult;
+      }, signal);
     const what = `tool '${display}'`;
     try {
       return await attempt();
     } catch (error) {
       if (signal?.aborted) throw abortReason(signal, `${what} on MCP server '${this.id}'`, display);
       // No client means connecting failed (already 'unavailable'): the call never reached the server.
-      if (used === undefined || !isConnectionLoss(error)) {
+      if (used === undefined || !isConnectionLoss(error) || this.#isAuthFailure(error)) {
         throw this.#mapError(error, what, signal, timeoutMs, display);
       }
       this.#drop(used);
@@ -274,6 +302,7 @@ export class McpSession {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#lifetime.abort(new ToolError('closed', `MCP server '${this.id}': the session is closed`));
     const pending = this.#connecting;
     this.#connecting = undefined;
     const client = this.#client ?? (await pending?.catch(() => undefined));
@@ -297,6 +326,15 @@ export class McpSession {
     toolName?: string,
   ): ToolbusError {
     if (signal?.aborted) return abortReason(signal, `${what} on MCP server '${this.id}'`, toolName);
+    if (error instanceof ToolError) return error;
+    // An OAuth failure (the provider's own ToolbusError included) becomes this call's ToolError.
+    const auth = this.#oauth ? oauthError(error, this.id, this.#oauth.loginHint) : undefined;
+    if (auth) {
+      return new ToolError(auth.code, `${what}: ${auth.message}`, {
+        cause: error,
+        ...(toolName ? { toolName } : {}),
+      });
+    }
     if (error instanceof ToolbusError) return error;
     if (
       error instanceof SdkError &&
@@ -426,20 +464,64 @@ export class McpSession {
     }
     const url = p.url as URL;
     const requestInit: RequestInit = { headers: { ...p.headers } };
+    const auth = this.#oauth ? { authProvider: this.#oauth } : {};
     if (p.kind === 'sse') {
       const headers = p.headers;
       return new SSEClientTransport(url, {
         requestInit,
+        ...auth,
         eventSourceInit: {
           fetch: (input, init) =>
             fetch(input, { ...init, headers: { ...(init?.headers ?? {}), ...headers } }),
         },
       });
     }
-    return new StreamableHTTPClientTransport(url, { requestInit });
+    return new StreamableHTTPClientTransport(url, { requestInit, ...auth });
+  }
+
+  /** True when `error` is an OAuth failure of this session's server (not a lost connection). */
+  #isAuthFailure(error: unknown): boolean {
+    return this.#oauth !== undefined && isAuthFailure(error);
+  }
+
+  /**
+   * Runs `op`; when it fails because the server wants an authorization a person must approve, has it
+   * approved (see `McpOAuthProvider.recoverAuthorization`) and runs `op` again, at most
+   * {@link MAX_AUTHORIZATIONS_PER_REQUEST} times.
+   */
+  async #authorized<T>(op: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    for (let round = 0; ; round++) {
+      try {
+        return await op();
+      } catch (error) {
+        const oauth = this.#oauth;
+        if (oauth === undefined) throw error;
+        if (round >= MAX_AUTHORIZATIONS_PER_REQUEST) {
+          oauth.discardPendingAuthorization();
+          throw error;
+        }
+        const lifetime = this.#lifetime.signal;
+        if (!(await oauth.recoverAuthorization(signal ? AbortSignal.any([signal, lifetime]) : lifetime))) {
+          throw error;
+        }
+      }
+    }
   }
 
   async #open(): Promise<Client> {
+    try {
+      return await this.#authorized(() => this.#openOnce());
+    } catch (error) {
+      const auth = this.#oauth ? oauthError(error, this.id, this.#oauth.loginHint) : undefined;
+      if (auth) throw auth;
+      throw new ToolError('unavailable', `MCP server '${this.id}' could not be reached: ${String(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** One attempt at connecting: rejects with the SDK's error, which {@link #open} maps. */
+  async #openOnce(): Promise<Client> {
     const client = new Client(
       { name: this.#clientName, version: this.#clientVersion },
       {
@@ -468,9 +550,7 @@ export class McpSession {
       await client.connect(transport, { timeout: this.#params.connectTimeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw new ToolError('unavailable', `MCP server '${this.id}' could not be reached: ${String(error)}`, {
-        cause: error,
-      });
+      throw error;
     }
     if (transport instanceof StdioClientTransport) this.#installExitHook(transport.pid);
     return client;

@@ -3,17 +3,27 @@
  * `{ "type": "mcp-tool", "mcp-tool": "<id>", "arguments": [...] }` calls the tool named by `mcp/<id>`.
  * Every item that reaches the same server shares one long-lived session.
  */
+import type { ConfigStore } from '../../config/index.js';
 import type { JsonObject, JsonValue, ObjectJsonSchema } from '../../schema/index.js';
 import { argumentsToJsonSchema, parseToolServiceToolDescriptor } from '../../services/index.js';
 import { isToolbusError, ToolbusError } from '../../errors/index.js';
-import { parseMcpConfig } from './mcp-config.js';
+import { parseMcpConfig, withConfigTokenStore } from './mcp-config.js';
 import { McpSession, type McpSessionOptions } from './mcp-session.js';
 import { McpTool } from './mcp-tool.js';
+import type { McpConfigEnvironment } from './oauth/index.js';
 
 /** Options of {@link mcpToolType}. */
 export interface McpToolTypeOptions extends McpSessionOptions {
   /** How long a session with no tool left stays open, in case a rebuilt tool needs it again. @default 2000 */
   idleCloseMs?: number;
+  /**
+   * Where an `mcp/<id>` item with `oauth` keeps its tokens: the item `mcp-oauth/<id>` of this store,
+   * which `toolbus mcp login <id>` writes. Without it, tokens live in the session's memory, so only
+   * grants without a person (`client_credentials`) work. @default none
+   */
+  store?: ConfigStore;
+  /** Where `oauth` secrets given as `{ "env": NAME }` are read. @default process.env */
+  env?: McpConfigEnvironment;
 }
 
 /** What {@link mcpToolType} returns: a registry `ToolTypeFactory`, plus `close()` for its sessions. */
@@ -117,7 +127,7 @@ export function mcpToolType(options: McpToolTypeOptions = {}): McpToolTypeFactor
     let description = optionalString(descriptor, 'description', owner);
     let config;
     try {
-      config = parseMcpConfig(id, ctx.lookup('mcp', id));
+      config = parseMcpConfig(id, ctx.lookup('mcp', id), options.env ? { env: options.env } : {});
     } catch (error) {
       const message = isToolbusError(error) ? error.message : String(error);
       throw new ToolbusError('invalid-config', `${owner}: ${message}`, { cause: error });
@@ -142,9 +152,10 @@ export function mcpToolType(options: McpToolTypeOptions = {}): McpToolTypeFactor
         throw new ToolbusError('invalid-config', `${owner}: ${message}`, { cause: error });
       }
     }
+    const params = options.store ? withConfigTokenStore(config, options.store) : config.params;
     const { session, release } = acquire(
       config.connectionKey,
-      () => new McpSession(config.params, options),
+      () => new McpSession(params, options),
       ctx.signal,
     );
     try {

@@ -5,6 +5,7 @@
 import { basename } from 'node:path';
 import { MAX_TIMER_MS } from '../../tools/index.js';
 import { ToolbusError } from '../../errors/index.js';
+import { resolveMcpOAuthOptions, type McpOAuthOptions, type ResolvedMcpOAuthOptions } from './oauth/index.js';
 
 /** Default per-request timeout of MCP calls: 60 s, the same as the SDK's, and never a hidden lower one. */
 export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
@@ -33,6 +34,11 @@ export interface McpHttpParams {
   transport?: 'streamable-http';
   /** Extra HTTP headers, e.g. `Authorization`. @default {} */
   headers?: Record<string, string>;
+  /**
+   * OAuth 2.1 as the MCP authorization spec describes it: toolbus obtains, keeps and refreshes the
+   * access token (instead of an `Authorization` header). @default none
+   */
+  oauth?: McpOAuthOptions;
 }
 
 /** Talk to an MCP server over the legacy HTTP+SSE transport (2024-11-05). */
@@ -41,6 +47,8 @@ export interface McpSseParams {
   transport: 'sse';
   /** @default {} */
   headers?: Record<string, string>;
+  /** OAuth 2.1, as for Streamable HTTP (see `McpHttpParams.oauth`). @default none */
+  oauth?: McpOAuthOptions;
 }
 
 /** Timeouts and identity shared by every kind of {@link McpServerParams}. */
@@ -76,6 +84,8 @@ export interface ResolvedMcpServerParams {
   stdio?: Required<Omit<McpStdioParams, 'cwd'>> & { cwd?: string };
   url?: URL;
   headers: Record<string, string>;
+  /** The checked `oauth` options of an HTTP server, when it has them. */
+  oauth?: ResolvedMcpOAuthOptions;
   timeoutMs: number;
   connectTimeoutMs: number;
   toolTimeoutsMs: Record<string, number>;
@@ -166,12 +176,21 @@ export function resolveMcpServerParams(params: McpServerParams): ResolvedMcpServ
         `MCP server: 'transport' must be 'streamable-http' or 'sse', got '${String(transport)}'`,
       );
     }
+    const headers = { ...(params.headers ?? {}) };
+    const oauth = params.oauth === undefined ? undefined : resolveMcpOAuthOptions(params.oauth);
+    if (oauth && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) {
+      throw new ToolbusError(
+        'invalid-config',
+        "MCP server: give either an 'Authorization' header or 'oauth', not both (oauth sends the token itself)",
+      );
+    }
     return {
       ...common,
       id: params.id ?? url.host,
       kind: transport,
       url,
-      headers: { ...(params.headers ?? {}) },
+      headers,
+      ...(oauth ? { oauth } : {}),
     };
   }
   throw new ToolbusError('invalid-config', 'MCP server: params need `command` (stdio) or `url` (HTTP)');

@@ -2,7 +2,13 @@
  * @module `toolbus config`: put, get, list and delete config items in the SQLite file or on NATS.
  */
 import { existsSync } from 'node:fs';
-import { parseJsonValue, type ConfigItem, type ConfigStore } from '../../config/index.js';
+import {
+  configWriteRefusal,
+  parseJsonValue,
+  showConfigValue,
+  type ConfigItem,
+  type ConfigStore,
+} from '../../config/index.js';
 import {
   ALLOW_COMMANDS_VARIABLE,
   ALLOW_ENV_VARIABLE,
@@ -168,6 +174,12 @@ export const command: CliCommand = {
       const target = parseAddress(rest[0], values, action);
       address = target;
       if (action === 'put') {
+        // Tokens toolbus keeps (mcp-oauth/<id>) are never written by hand, whatever the flags.
+        const written = configWriteRefusal(target.type, target.key);
+        if (written !== undefined) {
+          io.stderr.write(`toolbus config: error: ${written}\n`);
+          return ExitCode.Error;
+        }
         assertKnownType(target.type, values['any-type'] === true);
         valueText = await readValue(rest[1], values, io);
         // Refused before the store is opened: nothing is stored. Text that is not JSON passes here
@@ -245,13 +257,19 @@ export const command: CliCommand = {
           const { type, key } = address as { type: string; key: string };
           const item = await store.get(type, key);
           if (!item) return await notFound(io, store, type, key);
-          if (values.json) writeJson(io, item);
-          else writeJson(io, item.value);
+          const shown = shownItem(item);
+          if (values.json) writeJson(io, shown);
+          else writeJson(io, shown.value);
+          if (shown.withheld !== undefined) {
+            io.stderr.write(
+              `toolbus config: ${type}/${key} holds secrets; withheld: ${shown.withheld.join(', ')}\n`,
+            );
+          }
           return ExitCode.Ok;
         }
         case 'list': {
           const items = await store.list(address?.type);
-          if (values.json) writeJson(io, items);
+          if (values.json) writeJson(io, items.map(shownItem));
           else if (items.length === 0) {
             io.stderr.write(
               address
@@ -406,6 +424,12 @@ function fail(io: CliIO, error: unknown): number {
   }
   io.stderr.write(`toolbus config: ${message}${hint}\n`);
   return ExitCode.Error;
+}
+
+/** An item as it may be printed: secrets toolbus keeps (OAuth tokens) withheld and named in `withheld`. */
+function shownItem(item: ConfigItem): ConfigItem & { withheld?: string[] } {
+  const { value, withheld } = showConfigValue(item.type, item.value);
+  return withheld.length === 0 ? item : { ...item, value, withheld };
 }
 
 function writeJson(io: CliIO, value: JsonValue | ConfigItem | ConfigItem[] | Record<string, unknown>): void {
