@@ -16,6 +16,17 @@ import {
 import { ToolbusError, isToolbusError, type AbortState } from '../errors/index.js';
 import { ToolError, toolAbortError } from './errors.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext, ToolProgress } from './tool.js';
+import {
+  elicitThrough,
+  logThrough,
+  sampleThrough,
+  type ElicitationRequest,
+  type ElicitationResult,
+  type SamplingRequest,
+  type SamplingResult,
+  type ToolClientFeatures,
+  type ToolLogLevel,
+} from './client-features.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
 import { onAbort } from './abort-fanout.js';
 import { validateToolName } from './tool-name.js';
@@ -228,7 +239,7 @@ export abstract class BaseTool implements Tool {
     try {
       running = this.run(
         checked.value as Record<string, unknown>,
-        ctx ?? new LazySignalContext(lazy, options?.callId ?? this.#nextCallId(), options),
+        ctx ?? new LazySignalContext(lazy, this.name, options?.callId ?? this.#nextCallId(), options),
       );
     } catch (error) {
       throw runFailure(this.name, error, lazy);
@@ -269,13 +280,10 @@ export abstract class BaseTool implements Tool {
     if (context !== undefined) ctx = context;
     else {
       const callId = options?.callId ?? this.#nextCallId();
-      if (lazy !== undefined) ctx = new LazySignalContext(lazy, callId, options);
-      else {
-        ctx = { signal: abortSignal ?? NEVER_ABORTED, callId };
-        if (options?.onProgress !== undefined) ctx.progress = options.onProgress;
-        if (options?.user !== undefined) ctx.user = options.user;
-        if (options?.deadline !== undefined) ctx.deadline = options.deadline;
-      }
+      ctx =
+        lazy !== undefined
+          ? new LazySignalContext(lazy, this.name, callId, options)
+          : new SignalContext(abortSignal ?? NEVER_ABORTED, this.name, callId, options);
     }
     let unwatch: (() => void) | undefined;
     try {
@@ -328,6 +336,41 @@ export abstract class BaseTool implements Tool {
   }
 }
 
+/** A call context with a given signal (a caller's `AbortSignal`, or none). */
+class SignalContext implements ToolCallContext {
+  readonly signal: AbortSignal;
+  readonly callId: string;
+  user?: string;
+  deadline?: number;
+  progress?: (update: ToolProgress) => void;
+  readonly #toolName: string;
+  readonly #features: ToolClientFeatures | undefined;
+  readonly #caller: string | undefined;
+
+  constructor(signal: AbortSignal, toolName: string, callId: string, options: RunJsonOptions | undefined) {
+    this.signal = signal;
+    this.callId = callId;
+    this.#toolName = toolName;
+    this.#features = options?.clientFeatures;
+    this.#caller = options?.caller;
+    if (options?.user !== undefined) this.user = options.user;
+    if (options?.deadline !== undefined) this.deadline = options.deadline;
+    if (options?.onProgress !== undefined) this.progress = options.onProgress;
+  }
+
+  elicit(request: ElicitationRequest): Promise<ElicitationResult> {
+    return elicitThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+  }
+
+  sample(request: SamplingRequest): Promise<SamplingResult> {
+    return sampleThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+  }
+
+  log(level: ToolLogLevel, data: unknown, logger?: string): void {
+    logThrough(this.#features, level, data, logger);
+  }
+}
+
 /** A call context whose `signal` is created on first read (see LazyAbortController). */
 class LazySignalContext implements ToolCallContext {
   readonly #lazy: LazyAbortController;
@@ -335,10 +378,21 @@ class LazySignalContext implements ToolCallContext {
   user?: string;
   deadline?: number;
   progress?: (update: ToolProgress) => void;
+  readonly #toolName: string;
+  readonly #features: ToolClientFeatures | undefined;
+  readonly #caller: string | undefined;
 
-  constructor(lazy: LazyAbortController, callId: string, options: RunJsonOptions | undefined) {
+  constructor(
+    lazy: LazyAbortController,
+    toolName: string,
+    callId: string,
+    options: RunJsonOptions | undefined,
+  ) {
     this.#lazy = lazy;
     this.callId = callId;
+    this.#toolName = toolName;
+    this.#features = options?.clientFeatures;
+    this.#caller = options?.caller;
     if (options?.user !== undefined) this.user = options.user;
     if (options?.deadline !== undefined) this.deadline = options.deadline;
     if (options?.onProgress !== undefined) this.progress = options.onProgress;
@@ -346,6 +400,18 @@ class LazySignalContext implements ToolCallContext {
 
   get signal(): AbortSignal {
     return this.#lazy.signal;
+  }
+
+  elicit(request: ElicitationRequest): Promise<ElicitationResult> {
+    return elicitThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+  }
+
+  sample(request: SamplingRequest): Promise<SamplingResult> {
+    return sampleThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+  }
+
+  log(level: ToolLogLevel, data: unknown, logger?: string): void {
+    logThrough(this.#features, level, data, logger);
   }
 }
 

@@ -22,6 +22,17 @@ export {
   decodeToolName,
   ToolNameMap,
 } from './tool-name.js';
+export { ToolLogLevel, isToolLogLevel, logLevelPasses, unsupportedClientFeature } from './client-features.js';
+export type {
+  ToolClientFeatures,
+  ElicitationRequest,
+  ElicitationResult,
+  SamplingRequest,
+  SamplingResult,
+  SamplingMessage,
+  SamplingContent,
+  SamplingModelPreferences,
+} from './client-features.js';
 export { BaseTool, formatInvalidArguments, valueAsString } from './base-tool.js';
 export type { BaseToolOptions, SignalLike } from './base-tool.js';
 export { FunctionTool } from './function-tool.js';
