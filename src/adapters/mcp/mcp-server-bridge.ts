@@ -25,6 +25,7 @@ import type { DeferredToolsOptions, Tool, ToolProgress, ToolProvider } from '../
 import { McpBridgeServer, asToolCallAnswer, serveMcpTasks, type McpTaskStarter } from './mcp-tasks.js';
 import { traceMcpServerCall } from './mcp-tracing.js';
 import { partToContentBlock } from './mcp-result.js';
+import { CallNotices, mcpClientFeatures } from './mcp-client-features.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
 export type McpBridgeTools = ToolProvider & {
@@ -230,7 +231,8 @@ function buildServer(
   const server = new McpBridgeServer(
     { name: options.name ?? 'toolbus', version: options.version ?? '0.1.0' },
     {
-      capabilities: { tools: { listChanged: true } },
+      // logging: tools' ctx.log messages, filtered by the level each client sets (logging/setLevel).
+      capabilities: { tools: { listChanged: true }, logging: {} },
       ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
     },
   );
@@ -272,18 +274,20 @@ function buildServer(
       }
       // A client that sent a progress token hears the tool's ctx.progress reports as MCP notifications.
       const progressToken = ctx.mcpReq._meta?.progressToken;
-      // Sent before the result: a client drops a call's progress handler once its response arrives.
-      let lastNotice: Promise<unknown> | undefined;
+      // Progress and log notifications are sent before the result: a client drops a call's handlers
+      // once its response arrives.
+      const notices = new CallNotices();
       const result = await calls.call(name, request.params.arguments ?? {}, {
         signal: ctx.mcpReq.signal,
         callId: String(ctx.mcpReq.id),
         caller,
+        clientFeatures: mcpClientFeatures(server, ctx, name, notices),
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         ...(progressToken !== undefined
           ? {
               onProgress: (update: ToolProgress) => {
-                const sent = ctx.mcpReq
-                  .notify({
+                notices.track(
+                  ctx.mcpReq.notify({
                     method: 'notifications/progress',
                     params: {
                       progressToken,
@@ -291,15 +295,13 @@ function buildServer(
                       ...(update.total !== undefined ? { total: update.total } : {}),
                       ...(update.message !== undefined ? { message: update.message } : {}),
                     },
-                  })
-                  .catch(() => undefined);
-                // One transport sends in order: waiting for the last one waits for them all.
-                lastNotice = sent;
+                  }),
+                );
               },
             }
           : {}),
       });
-      if (lastNotice !== undefined) await lastNotice;
+      await notices.drained();
       // MCP answers an unknown tool with a protocol error (-32602), in the tool set's one message.
       if (result.error?.code === 'unknown-tool') {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, result.content);
