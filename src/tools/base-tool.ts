@@ -2,8 +2,10 @@
  * @module `BaseTool`: the class every in-process tool extends (validation, cancellation, error wrapping).
  */
 import {
+  SchemaKind,
   compileSchema,
   createValidator,
+  schemaKindOf,
   toParametersSchema,
   type ObjectJsonSchema,
   type ParametersSource,
@@ -45,6 +47,11 @@ export interface BaseToolOptions {
   parameters: ParametersSource;
   /** Ask the provider to enforce the schema exactly. @default false */
   strict?: boolean;
+  /**
+   * The JSON Schema dialect of `parameters` (`Tool.schemaDialect`), for a source whose `$schema` was
+   * taken off before it got here (an MCP server's schema). @default a raw JSON Schema's own `$schema`
+   */
+  schemaDialect?: string;
   /** Side-effect hints. @default undefined */
   annotations?: ToolAnnotations;
   /** Calls need a person's approval first: `true`, or a predicate over the arguments. @default never */
@@ -104,6 +111,7 @@ export abstract class BaseTool implements Tool {
   readonly needsApproval?: NeedsApproval;
   readonly tags?: readonly string[];
   readonly outputSchema?: ObjectJsonSchema;
+  readonly schemaDialect?: string;
   readonly #strict: boolean;
   readonly #parameters: ObjectJsonSchema;
   readonly #validate: Validator;
@@ -121,6 +129,8 @@ export abstract class BaseTool implements Tool {
     this.name = options.name;
     this.description = options.description;
     this.#strict = options.strict ?? false;
+    const dialect = options.schemaDialect ?? declaredDialect(options.parameters);
+    if (dialect !== undefined) this.schemaDialect = dialect;
     if (options.annotations !== undefined) this.annotations = { ...options.annotations };
     if (options.needsApproval !== undefined) {
       const rule = options.needsApproval;
@@ -334,6 +344,13 @@ export abstract class BaseTool implements Tool {
   #cancelled(signal: AbortState): ToolError {
     return toolAbortError(signal, this.name);
   }
+}
+
+/** The `$schema` a raw JSON Schema source declares (zod and Standard Schema sources declare none). */
+function declaredDialect(parameters: ParametersSource): string | undefined {
+  if (schemaKindOf(parameters) !== SchemaKind.JsonSchema) return undefined;
+  const dialect = (parameters as { $schema?: unknown }).$schema;
+  return typeof dialect === 'string' && dialect !== '' ? dialect : undefined;
 }
 
 /** A call context with a given signal (a caller's `AbortSignal`, or none). */

@@ -116,6 +116,13 @@ export interface Tool {
   readonly description: string;
   /** The schema sent to the model (default profile; see `compileSchema` for others). */
   readonly schema: ToolSchema;
+  /**
+   * The JSON Schema dialect (`$schema`) the tool's source schema declared, e.g.
+   * `http://json-schema.org/draft-07/schema#` for an MCP server's draft-07 tool. The model-facing
+   * `schema` leaves it out; the MCP bridge serves it in `inputSchema.$schema`, so a proxied schema keeps
+   * its meaning. @default undefined (none declared: 2020-12 for MCP)
+   */
+  readonly schemaDialect?: string;
   /** Side-effect hints, when the tool declares them. */
   readonly annotations?: ToolAnnotations;
   /**

@@ -181,7 +181,10 @@ function toMcpTool(tool: Tool): McpToolDefinition {
   const def: McpToolDefinition = {
     name: tool.name,
     description: tool.description,
-    inputSchema: tool.schema.parameters as McpToolDefinition['inputSchema'],
+    // The source's dialect, which the model-facing parameters leave out: a draft-07 schema stays draft-07.
+    inputSchema: (tool.schemaDialect === undefined
+      ? tool.schema.parameters
+      : { $schema: tool.schemaDialect, ...tool.schema.parameters }) as McpToolDefinition['inputSchema'],
   };
   if (tool.outputSchema !== undefined)
     def.outputSchema = tool.outputSchema as McpToolDefinition['outputSchema'];
