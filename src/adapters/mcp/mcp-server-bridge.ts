@@ -26,6 +26,8 @@ import { McpBridgeServer, asToolCallAnswer, serveMcpTasks, type McpTaskStarter }
 import { traceMcpServerCall } from './mcp-tracing.js';
 import { partToContentBlock } from './mcp-result.js';
 import { CallNotices, mcpClientFeatures } from './mcp-client-features.js';
+import { JsonRpcLineFilter } from './stdio-line-filter.js';
+import { DEFAULT_HTTP_REVISION, JsonRpcErrorCode, jsonRpcIdOf, postBodyProblem } from './json-rpc-checks.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
 export type McpBridgeTools = ToolProvider & {
@@ -230,7 +232,7 @@ function buildServer(
   followChanges: boolean,
   caller: string,
   taskOwner: string | undefined,
-): Server {
+): McpBridgeServer {
   const server = new McpBridgeServer(
     { name: options.name ?? 'toolbus', version: options.version ?? '0.1.0' },
     {
@@ -360,15 +362,26 @@ export function createMcpServer(tools: McpBridgeTools, options: McpBridgeOptions
  * ```
  */
 export function serveMcpStdio(tools: McpBridgeTools, options: ServeMcpStdioOptions = {}): McpStdioBridge {
-  const transport =
-    options.stdin || options.stdout ? new StdioServerTransport(options.stdin, options.stdout) : undefined;
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  // A line that is not JSON, or not JSON-RPC, gets its error reply here and never reaches the SDK (which
+  // would drop it silently).
+  const lines = new JsonRpcLineFilter((reply) => {
+    if (stdout.writable) stdout.write(reply);
+  });
+  stdin.pipe(lines);
+  const transport = new StdioServerTransport(lines, stdout);
   const handle = serveStdio(() => buildServer(tools, options, true, 'mcp:stdio', connectionOwner()), {
-    ...(transport ? { transport } : {}),
+    transport,
     ...(options.onError ? { onerror: options.onError } : {}),
   });
   let closing: Promise<void> | undefined;
   return {
-    close: () => (closing ??= handle.close()),
+    close: () =>
+      (closing ??= handle.close().finally(() => {
+        stdin.unpipe(lines);
+        lines.destroy();
+      })),
   };
 }
 
@@ -383,6 +396,8 @@ interface SessionSlot {
   /** The endpoint it was opened at, when the caller said. */
   readonly endpoint: string | undefined;
   readonly transport: NodeStreamableHTTPServerTransport;
+  /** The session's server, once made: its negotiated protocol revision decides whether it batches. */
+  server: McpBridgeServer | undefined;
   /** Responses of the session still open: requests in flight and GET (SSE) streams. */
   open: number;
   /** `Date.now()` when the last open response ended. */
@@ -478,9 +493,29 @@ export function createMcpHttpHandler(
   const slotsPerClient = new Map<string, number>();
   let closed = false;
 
-  const jsonRpcError = (res: ServerResponse, status: number, code: number, message: string): void => {
+  const jsonRpcError = (
+    res: ServerResponse,
+    status: number,
+    code: number,
+    message: string,
+    id: string | number | null = null,
+  ): void => {
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }));
+  };
+
+  /**
+   * The protocol revision a request speaks, for the batch rule: its session's, else its
+   * `MCP-Protocol-Version` header's, else its own `initialize`'s, else 2025-03-26 (the transport's rule
+   * for a request without the header).
+   */
+  const revisionOf = (req: IncomingMessage, sessionId: string | undefined, body: unknown): string => {
+    const negotiated = sessionId !== undefined ? sessions.get(sessionId)?.server?.protocolVersion : undefined;
+    if (negotiated !== undefined) return negotiated;
+    const header = req.headers['mcp-protocol-version'];
+    if (typeof header === 'string' && header !== '') return header;
+    const asked = isInitializeRequest(body) ? body.params.protocolVersion : undefined;
+    return typeof asked === 'string' ? asked : DEFAULT_HTTP_REVISION;
   };
 
   /** Why a new session of `client` is refused, or undefined when a slot is free. */
@@ -595,9 +630,26 @@ export function createMcpHttpHandler(
         try {
           parsedBody = text ? JSON.parse(text) : undefined;
         } catch {
-          return jsonRpcError(res, 400, -32700, 'Parse error');
+          return jsonRpcError(
+            res,
+            400,
+            JsonRpcErrorCode.ParseError,
+            'Parse error: the body is not valid JSON',
+          );
         }
-        if (!legacy) legacy = await isLegacyRequest(web, parsedBody);
+        if (!legacy && parsedBody !== undefined) legacy = await isLegacyRequest(web, parsedBody);
+      }
+      // Valid JSON that is no JSON-RPC message is an invalid request (the SDK would call it a parse error),
+      // and so is a batch on a revision that removed batching.
+      const problem = postBodyProblem(parsedBody, revisionOf(req, sessionId, parsedBody));
+      if (problem !== undefined) {
+        return jsonRpcError(
+          res,
+          400,
+          JsonRpcErrorCode.InvalidRequest,
+          `Invalid Request: ${problem}`,
+          jsonRpcIdOf(parsedBody),
+        );
       }
     }
     if (sessionId !== undefined) {
@@ -642,6 +694,7 @@ export function createMcpHttpHandler(
         principal: request?.principal,
         endpoint: request?.endpoint,
         transport,
+        server: undefined,
         open: 0,
         idleSince: Date.now(),
       };
@@ -653,13 +706,14 @@ export function createMcpHttpHandler(
           request?.principal !== undefined
             ? principalOwner(request.principal, request.endpoint)
             : connectionOwner();
-        await buildServer(
+        slot.server = buildServer(
           request?.tools ?? tools,
           requestOptions(request),
           true,
           `mcp:${client}`,
           taskOwner,
-        ).connect(transport);
+        );
+        await slot.server.connect(transport);
         await transport.handleRequest(req, res, parsedBody);
       } finally {
         if (res.writableFinished) end();

@@ -73,6 +73,11 @@ export class McpBridgeServer extends Server {
   /** Set by {@link serveMcpTasks}. */
   servesTasks = false;
 
+  /** The protocol revision the connection negotiated, once it has. */
+  get protocolVersion(): string | undefined {
+    return this._negotiatedProtocolVersion;
+  }
+
   /** True once the connection negotiated a 2025-era protocol revision. */
   get legacyEra(): boolean {
     const version = this._negotiatedProtocolVersion;
