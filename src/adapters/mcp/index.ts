@@ -1,7 +1,8 @@
 /**
  * @module toolbus/mcp: MCP both ways. MCP servers as toolbus tools (`mcpServerTools`, the `mcp-tool`
  * config type) and any toolbus tool set as an MCP server (`createMcpServer`, `serveMcpStdio`,
- * `createMcpHttpHandler`). Built on the official MCP TypeScript SDK v2.
+ * `createMcpHttpHandler`), with resources and prompts beside the tools (`ResourceSet`, `PromptSet`, or
+ * the registry's config items). Built on the official MCP TypeScript SDK v2.
  */
 export {
   DEFAULT_MCP_TIMEOUT_MS,
@@ -50,3 +51,33 @@ export { mcpToolType } from './mcp-tool-type.js';
 export type { McpToolTypeOptions, McpToolTypeFactory } from './mcp-tool-type.js';
 export { importMcpTools, schemaToArguments } from './import-mcp-tools.js';
 export type { ImportMcpToolsOptions, ImportedMcpTool } from './import-mcp-tools.js';
+export { MAX_RESOURCE_SUBSCRIPTIONS } from './mcp-resources.js';
+export {
+  ResourceSet,
+  PromptSet,
+  parseUriTemplate,
+  completeFrom,
+  MAX_COMPLETION_VALUES,
+} from '../../tools/index.js';
+export type {
+  ResourceProvider,
+  ResourceInfo,
+  ResourceTemplateInfo,
+  ResourceContents,
+  ResourceReadOptions,
+  ResourceChange,
+  ResourceValue,
+  ResourceEntry,
+  ResourceTemplateEntry,
+  ResourceSetOptions,
+  PromptProvider,
+  PromptInfo,
+  PromptArgumentInfo,
+  PromptMessage,
+  PromptResult,
+  PromptGetOptions,
+  PromptValue,
+  PromptEntry,
+  CompletionSource,
+  UriTemplate,
+} from '../../tools/index.js';

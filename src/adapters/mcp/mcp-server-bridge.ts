@@ -21,11 +21,19 @@ import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/s
 import { numberOption } from '../../errors/index.js';
 import type { CallTasks } from '../../services/index.js';
 import { DeferredTools, SEARCH_TOOLS_NAME } from '../../tools/index.js';
-import type { DeferredToolsOptions, Tool, ToolProgress, ToolProvider } from '../../tools/index.js';
+import type {
+  DeferredToolsOptions,
+  PromptProvider,
+  ResourceProvider,
+  Tool,
+  ToolProgress,
+  ToolProvider,
+} from '../../tools/index.js';
 import { McpBridgeServer, asToolCallAnswer, serveMcpTasks, type McpTaskStarter } from './mcp-tasks.js';
 import { traceMcpServerCall } from './mcp-tracing.js';
 import { partToContentBlock } from './mcp-result.js';
 import { CallNotices, mcpClientFeatures } from './mcp-client-features.js';
+import { serveMcpContent } from './mcp-resources.js';
 import { JsonRpcLineFilter } from './stdio-line-filter.js';
 import { DEFAULT_HTTP_REVISION, JsonRpcErrorCode, jsonRpcIdOf, postBodyProblem } from './json-rpc-checks.js';
 
@@ -67,6 +75,24 @@ export interface McpBridgeOptions {
    * @default undefined (no tasks: `params.task` is ignored and calls answer when done)
    */
   tasks?: CallTasks;
+  /**
+   * Resources served beside the tools (`resources/list`, `resources/templates/list`, `resources/read`,
+   * `resources/subscribe`), e.g. a `ResourceSet` or `registry.resources`. The server then declares the
+   * `resources` capability (with `subscribe` and `listChanged`) and `completions` (template variables).
+   * @default none (no resources capability)
+   */
+  resources?: ResourceProvider;
+  /**
+   * Prompts served beside the tools (`prompts/list`, `prompts/get`), e.g. a `PromptSet` or
+   * `registry.prompts`. The server then declares `prompts` (with `listChanged`) and `completions`
+   * (prompt arguments). @default none (no prompts capability)
+   */
+  prompts?: PromptProvider;
+  /**
+   * Which prompts are shown, by name (e.g. a caller's tool policy: a config prompt is a `prompt` tool);
+   * the others are unknown to the client. @default all
+   */
+  promptFilter?: (name: string) => boolean;
 }
 
 /** Options of {@link serveMcpStdio}. */
@@ -141,6 +167,13 @@ export interface McpHttpRequest {
    * or `false` for the full list. @default the handler's option
    */
   toolSearch?: DeferredToolsOptions | false;
+  /**
+   * Which prompts this request may list, get and complete (e.g. the caller's tool policy); a session
+   * keeps the filter of the request that opened it. @default the handler's `promptFilter` (all)
+   */
+  promptFilter?: (name: string) => boolean;
+  /** The end user the request is for, given to the resource provider's reads. @default none */
+  user?: string;
 }
 
 /** A Node `(req, res)` handler serving MCP over Streamable HTTP, for the gateway's `/mcp` path. */
@@ -232,6 +265,7 @@ function buildServer(
   followChanges: boolean,
   caller: string,
   taskOwner: string | undefined,
+  user?: string,
 ): McpBridgeServer {
   const server = new McpBridgeServer(
     { name: options.name ?? 'toolbus', version: options.version ?? '0.1.0' },
@@ -259,6 +293,14 @@ function buildServer(
           },
         })
       : undefined;
+  serveMcpContent(server, {
+    resources: options.resources,
+    prompts: options.prompts,
+    promptFilter: options.promptFilter,
+    caller,
+    user,
+    followChanges,
+  });
   server.setRequestHandler('tools/list', () => ({
     tools: toMcpTools(shown?.visible() ?? tools.list(), server.servesTasks && server.legacyEra),
   }));
@@ -456,17 +498,21 @@ export function createMcpHttpHandler(
   );
   const onError = options.onError;
   /** The bridge options of one request: the handler's, with the request's search mode. */
-  const requestOptions = (request: McpHttpRequest | undefined): McpBridgeOptions =>
-    request?.toolSearch === undefined
-      ? options
-      : request.toolSearch === false
-        ? { ...options, toolSearch: undefined }
-        : { ...options, toolSearch: request.toolSearch };
+  const requestOptions = (request: McpHttpRequest | undefined): McpBridgeOptions => {
+    if (request?.toolSearch === undefined && request?.promptFilter === undefined) return options;
+    const resolved: McpBridgeOptions = { ...options };
+    if (request.toolSearch !== undefined) {
+      resolved.toolSearch = request.toolSearch === false ? undefined : request.toolSearch;
+    }
+    if (request.promptFilter !== undefined) resolved.promptFilter = request.promptFilter;
+    return resolved;
+  };
   // The client of the request being served, for the stateless servers the SDK makes per request.
   const clients = new AsyncLocalStorage<{
     client: string;
     tools: McpBridgeTools;
     options: McpBridgeOptions;
+    user: string | undefined;
   }>();
   const modern = createMcpHandler(
     () => {
@@ -478,6 +524,7 @@ export function createMcpHttpHandler(
         false,
         `mcp:${served?.client ?? 'unknown'}`,
         undefined,
+        served?.user,
       );
     },
     {
@@ -485,7 +532,17 @@ export function createMcpHttpHandler(
     },
   );
   const modernNode = toNodeHandler(modern, onError ? { onerror: onError } : {});
-  const unsubscribe = subscribe(tools, () => modern.notify.toolsChanged());
+  const unsubscribeTools = subscribe(tools, () => modern.notify.toolsChanged());
+  const unsubscribeResources = options.resources?.onChange?.((change) => {
+    if (change.listChanged) modern.notify.resourcesChanged();
+    for (const uri of change.updated) modern.notify.resourceUpdated(uri);
+  });
+  const unsubscribePrompts = options.prompts?.onChange?.(() => modern.notify.promptsChanged());
+  const unsubscribe = (): void => {
+    unsubscribeTools();
+    unsubscribeResources?.();
+    unsubscribePrompts?.();
+  };
   /** Initialized sessions by id. */
   const sessions = new Map<string, SessionSlot>();
   /** Every slot counted against the caps: initialized sessions and those still initializing. */
@@ -712,6 +769,7 @@ export function createMcpHttpHandler(
           true,
           `mcp:${client}`,
           taskOwner,
+          request?.user,
         );
         await slot.server.connect(transport);
         await transport.handleRequest(req, res, parsedBody);
@@ -727,8 +785,9 @@ export function createMcpHttpHandler(
       return;
     }
     const client = request?.client ?? req.socket.remoteAddress ?? 'unknown';
-    await clients.run({ client, tools: request?.tools ?? tools, options: requestOptions(request) }, () =>
-      modernNode(req, res, parsedBody),
+    await clients.run(
+      { client, tools: request?.tools ?? tools, options: requestOptions(request), user: request?.user },
+      () => modernNode(req, res, parsedBody),
     );
   };
 
