@@ -3,6 +3,7 @@
 import { loadBuilt } from '../../load-built.js';
 
 export const {
+  DEFAULT_MAX_EVENTS_PER_SESSION,
   DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS,
   DEFAULT_MCP_TIMEOUT_MS,
   MAX_COMPLETION_VALUES,
@@ -10,6 +11,7 @@ export const {
   McpServerTools,
   McpSession,
   McpTool,
+  MemoryEventStore,
   PromptSet,
   ResourceSet,
   callToolResultToValue,

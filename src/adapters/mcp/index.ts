@@ -44,7 +44,9 @@ export type {
   McpHttpHandler,
   McpHttpRequest,
   McpStdioBridge,
+  McpResumabilityOptions,
 } from './mcp-server-bridge.js';
+export { MemoryEventStore, DEFAULT_MAX_EVENTS_PER_SESSION } from './memory-event-store.js';
 export { parseMcpConfig } from './mcp-config.js';
 export type { McpConfig } from './mcp-config.js';
 export { mcpToolType } from './mcp-tool-type.js';

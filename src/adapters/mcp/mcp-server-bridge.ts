@@ -35,6 +35,7 @@ import { partToContentBlock } from './mcp-result.js';
 import { CallNotices, mcpClientFeatures } from './mcp-client-features.js';
 import { serveMcpContent } from './mcp-resources.js';
 import { JsonRpcLineFilter } from './stdio-line-filter.js';
+import { DEFAULT_MAX_EVENTS_PER_SESSION, MemoryEventStore } from './memory-event-store.js';
 import { DEFAULT_HTTP_REVISION, JsonRpcErrorCode, jsonRpcIdOf, postBodyProblem } from './json-rpc-checks.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
@@ -129,8 +130,33 @@ export interface McpHttpHandlerOptions extends McpBridgeOptions {
    * @default 600_000 (10 minutes)
    */
   sessionIdleMs?: number;
+  /**
+   * Lets 2025-era clients resume an SSE stream that broke (SEP-1699); see {@link McpResumabilityOptions}.
+   * @default undefined (off: events carry no ids and nothing is kept)
+   */
+  resumability?: McpResumabilityOptions;
   /** Out-of-band errors. @default ignored */
   onError?: (error: Error) => void;
+}
+
+/**
+ * Resumable streams for 2025-era sessions (SEP-1699). Each session keeps its most recent events, each
+ * SSE event gets an id, every POST stream opens with a priming event that tells the client how long to
+ * wait before it reconnects (`retry`), and a `GET` with `Last-Event-ID` replays what the client missed
+ * and carries the rest. A session's requests are served at the revision it negotiated, whatever their
+ * `MCP-Protocol-Version` header says (a priming event is sent from 2025-11-25 on).
+ */
+export interface McpResumabilityOptions {
+  /** The `retry` of each priming event, in ms. @default 1000 */
+  retryMs?: number;
+  /** Events kept per session; a client that missed more resumes from the oldest kept. @default 1000 */
+  maxEventsPerSession?: number;
+  /**
+   * Closes the SSE stream of a tool call still running after this long, so a long call holds no
+   * connection: the client reconnects (after `retryMs`) and gets the call's later messages and its
+   * result on the resumed stream. @default undefined (a call's stream stays open until it answers)
+   */
+  closeStreamsAfterMs?: number;
 }
 
 /** What the caller of an {@link McpHttpHandler} already knows about a request. */
@@ -254,19 +280,23 @@ function principalOwner(principal: string, endpoint: string | undefined): string
   return `principal:${JSON.stringify([principal, endpoint ?? null])}`;
 }
 
-/**
- * The server for one connection, session or request; `caller` labels its tool calls
- * (`ToolCallOptions.caller`): `mcp:stdio`, or `mcp:` and the HTTP client's identity. With
- * `options.tasks` and a `taskOwner` (whom the tasks started here belong to) it serves MCP tasks.
- */
-function buildServer(
-  tools: McpBridgeTools,
-  options: McpBridgeOptions,
-  followChanges: boolean,
-  caller: string,
-  taskOwner: string | undefined,
-  user?: string,
-): McpBridgeServer {
+/** What one server of {@link buildServer} serves for, besides the tools and options. */
+interface ServedFor {
+  /** Send list_changed (and resources/updated) notifications: a session or connection, not one request. */
+  followChanges: boolean;
+  /** Labels its tool calls (`ToolCallOptions.caller`): `mcp:stdio`, or `mcp:` and the HTTP client. */
+  caller: string;
+  /** Whom the tasks started here belong to; with `options.tasks`, the server serves MCP tasks. */
+  taskOwner: string | undefined;
+  /** The end user of its resource reads. */
+  user?: string | undefined;
+  /** Closes the SSE stream of a call still running after this long (see `McpResumabilityOptions`). */
+  closeStreamsAfterMs?: number | undefined;
+}
+
+/** The server for one connection, session or request. */
+function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, served: ServedFor): McpBridgeServer {
+  const { followChanges, caller, taskOwner, user } = served;
   const server = new McpBridgeServer(
     { name: options.name ?? 'toolbus', version: options.version ?? '0.1.0' },
     {
@@ -324,30 +354,38 @@ function buildServer(
       // Progress and log notifications are sent before the result: a client drops a call's handlers
       // once its response arrives.
       const notices = new CallNotices();
-      const result = await calls.call(name, request.params.arguments ?? {}, {
-        signal: ctx.mcpReq.signal,
-        callId: String(ctx.mcpReq.id),
-        caller,
-        clientFeatures: mcpClientFeatures(server, ctx, name, notices),
-        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-        ...(progressToken !== undefined
-          ? {
-              onProgress: (update: ToolProgress) => {
-                notices.track(
-                  ctx.mcpReq.notify({
-                    method: 'notifications/progress',
-                    params: {
-                      progressToken,
-                      progress: update.progress,
-                      ...(update.total !== undefined ? { total: update.total } : {}),
-                      ...(update.message !== undefined ? { message: update.message } : {}),
-                    },
-                  }),
-                );
-              },
-            }
-          : {}),
-      });
+      // A long call's stream is closed; the client resumes it and gets the result there (SEP-1699).
+      const closeSse = ctx.http?.closeSSE;
+      const closer =
+        served.closeStreamsAfterMs !== undefined && closeSse !== undefined
+          ? setTimeout(closeSse, served.closeStreamsAfterMs)
+          : undefined;
+      const result = await calls
+        .call(name, request.params.arguments ?? {}, {
+          signal: ctx.mcpReq.signal,
+          callId: String(ctx.mcpReq.id),
+          caller,
+          clientFeatures: mcpClientFeatures(server, ctx, name, notices),
+          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          ...(progressToken !== undefined
+            ? {
+                onProgress: (update: ToolProgress) => {
+                  notices.track(
+                    ctx.mcpReq.notify({
+                      method: 'notifications/progress',
+                      params: {
+                        progressToken,
+                        progress: update.progress,
+                        ...(update.total !== undefined ? { total: update.total } : {}),
+                        ...(update.message !== undefined ? { message: update.message } : {}),
+                      },
+                    }),
+                  );
+                },
+              }
+            : {}),
+        })
+        .finally(() => clearTimeout(closer));
       await notices.drained();
       // MCP answers an unknown tool with a protocol error (-32602), in the tool set's one message.
       if (result.error?.code === 'unknown-tool') {
@@ -391,7 +429,7 @@ function buildServer(
  * ```
  */
 export function createMcpServer(tools: McpBridgeTools, options: McpBridgeOptions = {}): Server {
-  return buildServer(tools, options, true, 'mcp', connectionOwner());
+  return buildServer(tools, options, { followChanges: true, caller: 'mcp', taskOwner: connectionOwner() });
 }
 
 /**
@@ -413,7 +451,9 @@ export function serveMcpStdio(tools: McpBridgeTools, options: ServeMcpStdioOptio
   });
   stdin.pipe(lines);
   const transport = new StdioServerTransport(lines, stdout);
-  const handle = serveStdio(() => buildServer(tools, options, true, 'mcp:stdio', connectionOwner()), {
+  const build = (): McpBridgeServer =>
+    buildServer(tools, options, { followChanges: true, caller: 'mcp:stdio', taskOwner: connectionOwner() });
+  const handle = serveStdio(build, {
     transport,
     ...(options.onError ? { onerror: options.onError } : {}),
   });
@@ -424,6 +464,29 @@ export function serveMcpStdio(tools: McpBridgeTools, options: ServeMcpStdioOptio
         stdin.unpipe(lines);
         lines.destroy();
       })),
+  };
+}
+
+/** The resumability options with their defaults, checked. */
+function resolveResumability(given: McpResumabilityOptions): Required<
+  Omit<McpResumabilityOptions, 'closeStreamsAfterMs'>
+> & {
+  closeStreamsAfterMs: number | undefined;
+} {
+  const where = 'createMcpHttpHandler resumability';
+  return {
+    retryMs: numberOption(where, 'retryMs', given.retryMs, 1000, { integer: true, zero: true }),
+    maxEventsPerSession: numberOption(
+      where,
+      'maxEventsPerSession',
+      given.maxEventsPerSession,
+      DEFAULT_MAX_EVENTS_PER_SESSION,
+      { integer: true, min: 1 },
+    ),
+    closeStreamsAfterMs:
+      given.closeStreamsAfterMs === undefined
+        ? undefined
+        : numberOption(where, 'closeStreamsAfterMs', given.closeStreamsAfterMs, 0, { integer: true, min: 1 }),
   };
 }
 
@@ -497,6 +560,8 @@ export function createMcpHttpHandler(
     { infinity: true },
   );
   const onError = options.onError;
+  const resumability =
+    options.resumability === undefined ? undefined : resolveResumability(options.resumability);
   /** The bridge options of one request: the handler's, with the request's search mode. */
   const requestOptions = (request: McpHttpRequest | undefined): McpBridgeOptions => {
     if (request?.toolSearch === undefined && request?.promptFilter === undefined) return options;
@@ -518,14 +583,12 @@ export function createMcpHttpHandler(
     () => {
       const served = clients.getStore();
       // Stateless 2026-07-28 requests: no tasks (that revision has no 2025-era task methods).
-      return buildServer(
-        served?.tools ?? tools,
-        served?.options ?? options,
-        false,
-        `mcp:${served?.client ?? 'unknown'}`,
-        undefined,
-        served?.user,
-      );
+      return buildServer(served?.tools ?? tools, served?.options ?? options, {
+        followChanges: false,
+        caller: `mcp:${served?.client ?? 'unknown'}`,
+        taskOwner: undefined,
+        user: served?.user,
+      });
     },
     {
       ...(onError ? { onerror: onError } : {}),
@@ -728,6 +791,11 @@ export function createMcpHttpHandler(
           `this MCP session was opened at ${slot.endpoint ?? 'another endpoint'}; open one at this endpoint`,
         );
       }
+      // A resumable session speaks the revision it negotiated: the SDK reads the header to decide whether
+      // a stream may open with a priming event (2025-11-25 on), and some clients send an older one.
+      const negotiated = slot.server?.protocolVersion;
+      if (resumability !== undefined && negotiated !== undefined)
+        req.headers['mcp-protocol-version'] = negotiated;
       const end = track(slot, res);
       try {
         await slot.transport.handleRequest(req, res, parsedBody);
@@ -745,6 +813,12 @@ export function createMcpHttpHandler(
         onsessioninitialized: (id) => {
           if (slots.has(slot)) sessions.set(id, slot);
         },
+        ...(resumability !== undefined
+          ? {
+              eventStore: new MemoryEventStore(resumability.maxEventsPerSession),
+              retryInterval: resumability.retryMs,
+            }
+          : {}),
       });
       const slot: SessionSlot = {
         client,
@@ -763,14 +837,13 @@ export function createMcpHttpHandler(
           request?.principal !== undefined
             ? principalOwner(request.principal, request.endpoint)
             : connectionOwner();
-        slot.server = buildServer(
-          request?.tools ?? tools,
-          requestOptions(request),
-          true,
-          `mcp:${client}`,
+        slot.server = buildServer(request?.tools ?? tools, requestOptions(request), {
+          followChanges: true,
+          caller: `mcp:${client}`,
           taskOwner,
-          request?.user,
-        );
+          user: request?.user,
+          closeStreamsAfterMs: resumability?.closeStreamsAfterMs,
+        });
         await slot.server.connect(transport);
         await transport.handleRequest(req, res, parsedBody);
       } finally {
