@@ -9,6 +9,7 @@ import { importLeaf } from './import-leaf.js';
 import type { ConfigStore } from '../config/index.js';
 import type { JsonObject, JsonValue } from '../schema/index.js';
 import { PROFILE_CONFIG_TYPE, parseToolProfile } from '../tools/index.js';
+import { RESOURCE_CONFIG_TYPE, parseResourceItem } from '../registry/index.js';
 import {
   PRINCIPAL_CONFIG_TYPE,
   QUOTA_CONFIG_TYPE,
@@ -38,8 +39,9 @@ export interface ConfigCheckFinding {
 /**
  * Checks a `tool-service` item, or a `tool` item: its type, and for `type: "tool-service"` its
  * descriptor against its service item, when there is one. `principal`, `role` and `quota` items are
- * read as the gateway's access policy reads them, and an `mcp` item with `oauth` as the MCP client
- * reads it (a secret written into it is refused). Other types are not checked here.
+ * read as the gateway's access policy reads them, `resource` items as the registry reads them, and an
+ * `mcp` item with `oauth` as the MCP client reads it (a secret written into it is refused). Other types
+ * are not checked here.
  * @returns What is wrong and what is expected; empty when nothing was found.
  */
 export async function checkConfigItem(
@@ -53,6 +55,19 @@ export async function checkConfigItem(
       if (!isObject(value)) throw new Error('a tool-service item must be a JSON object');
       parseToolServiceDescriptor({ id: key, ...value });
       return await checkToolsOfService(store, key, value);
+    }
+    if (type === RESOURCE_CONFIG_TYPE) {
+      const item = parseResourceItem(key, value);
+      if (item.service === undefined || (await store.get('tool-service', item.service)) !== undefined)
+        return [];
+      return [
+        {
+          skipped: false,
+          message:
+            `there is no item 'tool-service/${item.service}' yet; the resource is served once it is added ` +
+            '(or once that service announces itself)',
+        },
+      ];
     }
     if (type === PROFILE_CONFIG_TYPE) {
       parseToolProfile(value, `config '${type}/${key}'`);

@@ -3,7 +3,7 @@
  * instead of talking to a running `toolbus up`.
  */
 import type { CliIO } from './command.js';
-import type { ToolProvider } from '../tools/index.js';
+import type { PromptProvider, ResourceProvider, ToolProvider } from '../tools/index.js';
 import { ToolRegistry } from '../registry/index.js';
 import { busNatsUrl, openBus, openConfigStore, type ConnectFlags } from './connect.js';
 import { defaultToolTypes } from './tool-types.js';
@@ -13,6 +13,10 @@ export interface LocalTools {
   tools: ToolProvider;
   /** The tools of profile `id`. @throws ToolbusError `not-found` naming the profiles there are. */
   profile(id: string): ToolProvider;
+  /** The `resource/<id>` items, for MCP clients. */
+  resources: ResourceProvider;
+  /** The `prompt` tool items as MCP prompts. */
+  prompts: PromptProvider;
   problems(): readonly { key: string; message: string }[];
   /**
    * Set when the bus is this process's own in-memory one (no `--nats`): tool services that run in
@@ -83,6 +87,8 @@ export async function openLocalTools(flags: ConnectFlags, io: CliIO): Promise<Lo
   return {
     tools: registry.tools,
     profile: (id) => registry.profile(id),
+    resources: registry.resources,
+    prompts: registry.prompts,
     problems: () => registry.problems(),
     privateBusNote: busNatsUrl(flags, io) === undefined ? PRIVATE_BUS_NOTE : undefined,
     settle: (name) =>

@@ -6,7 +6,14 @@ import type { CliIO } from './command.js';
 import type { MessageBus } from '../bus/index.js';
 import type { ConfigStore } from '../config/index.js';
 import type { ChatCompletionClient } from '../models/index.js';
-import { hookList, type DeferredToolsOptions, type ToolProvider, type ToolSetHooks } from '../tools/index.js';
+import {
+  hookList,
+  type DeferredToolsOptions,
+  type PromptProvider,
+  type ResourceProvider,
+  type ToolProvider,
+  type ToolSetHooks,
+} from '../tools/index.js';
 import { ToolbusError } from '../errors/index.js';
 import {
   createGateway,
@@ -216,7 +223,13 @@ export interface LazyMcpHandler {
  */
 export function lazyMcpHandler(
   tools: McpBridgeTools,
-  options: { onError: (error: Error) => void; toolSearch?: DeferredToolsOptions; tasks?: CallTasks },
+  options: {
+    onError: (error: Error) => void;
+    toolSearch?: DeferredToolsOptions;
+    tasks?: CallTasks;
+    resources?: ResourceProvider;
+    prompts?: PromptProvider;
+  },
 ): LazyMcpHandler {
   let handler: Promise<McpHttpHandler> | undefined;
   let closed = false;
@@ -403,6 +416,9 @@ export async function startSystem(options: SystemOptions, io: CliIO): Promise<Ru
     const mcp = lazyMcpHandler(registry.tools, {
       onError,
       tasks: calls,
+      // The resource/<id> items, and the prompt tool items as MCP prompts.
+      resources: registry.resources,
+      prompts: registry.prompts,
       ...(toolSearch ? { toolSearch } : {}),
     });
     cleanups.push(() => mcp.close());

@@ -109,6 +109,13 @@ export interface GatewayMcpRequest {
    * `false` for the full list (`?search=0`). @default undefined (the handler's own choice)
    */
   toolSearch?: DeferredToolsOptions | false;
+  /**
+   * Which prompts this caller may see, by name: a config prompt is a `prompt` tool, so the caller's tool
+   * policy (and, at `/mcp/<profile>`, the profile's tools) decide. @default all
+   */
+  promptFilter?: (name: string) => boolean;
+  /** The end user the caller's requests are for (as for its tool calls). */
+  user?: string;
 }
 
 /** Options of {@link createGateway}. */
@@ -489,6 +496,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       principal: principal.name,
       endpoint: requested === undefined ? '/mcp' : `/mcp/${requested}`,
       ...(toolSearch !== undefined ? { toolSearch } : {}),
+      promptFilter: (name) =>
+        policy.allows(principal, name) && (profile === undefined || tools.get(name) !== undefined),
+      user,
       tools: policyTools(policy, principal, tools, {
         user,
         surface: 'mcp',

@@ -92,6 +92,7 @@ class RenamedTool implements Tool {
   readonly name: string;
   readonly description: string;
   readonly schema: ToolSchema;
+  readonly schemaDialect?: string;
   readonly annotations?: ToolAnnotations;
   readonly #inner: Tool;
 
@@ -100,6 +101,7 @@ class RenamedTool implements Tool {
     this.name = name;
     this.description = description;
     this.schema = { ...inner.schema, name, description };
+    if (inner.schemaDialect !== undefined) this.schemaDialect = inner.schemaDialect;
     if (inner.annotations) this.annotations = inner.annotations;
   }
 

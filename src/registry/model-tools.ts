@@ -50,14 +50,21 @@ class ModelTool extends BaseTool implements Tool {
 
 function needModel(type: string, ctx: ToolTypeContext): ChatCompletionClient {
   if (ctx.model) return ctx.model;
+  // The item of a prompt tool is still an MCP prompt: only the tool needs the model.
+  const still = type === 'prompt' ? ' (MCP clients still get it as a prompt)' : '';
   throw new ToolbusError(
     'invalid-config',
-    `config 'tool/${ctx.key}': a '${type}' tool calls the registry's model, and none was given; ` +
+    `config 'tool/${ctx.key}': a '${type}' tool calls the registry's model, and none was given${still}; ` +
       `pass { model } to ToolRegistry (e.g. an OpenAIChatCompletionClient from toolbus/openai)`,
   );
 }
 
-function stringField(descriptor: JsonObject, field: string, ctx: ToolTypeContext, fallback?: string): string {
+function stringField(
+  descriptor: JsonObject,
+  field: string,
+  ctx: Pick<ToolTypeContext, 'key'>,
+  fallback?: string,
+): string {
   const value = descriptor[field] ?? fallback;
   if (typeof value !== 'string' || value === '') {
     throw new ToolbusError(
@@ -68,7 +75,11 @@ function stringField(descriptor: JsonObject, field: string, ctx: ToolTypeContext
   return value;
 }
 
-function optionalString(descriptor: JsonObject, field: string, ctx: ToolTypeContext): string | undefined {
+function optionalString(
+  descriptor: JsonObject,
+  field: string,
+  ctx: Pick<ToolTypeContext, 'key'>,
+): string | undefined {
   const value = descriptor[field];
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
@@ -118,16 +129,28 @@ export const textCompletionToolType: ToolTypeFactory = (descriptor, ctx) => {
   ]);
 };
 
+/** A `prompt` tool item, read: what the tool and the MCP prompt of the same name are made of. */
+export interface PromptItem {
+  name: string;
+  description: string;
+  arguments: ToolServiceToolArgument[];
+  /** The template text, `{{name}}` placeholders and all. */
+  template: string;
+  /** The system message, when there is one. */
+  system: string | undefined;
+}
+
 /**
- * `prompt` (TrustGraph's `PromptImpl`): fills a template with the model's arguments and returns the
- * model's answer. Descriptor: `{ "type": "prompt", "name", "description", "template", "system"?,
- * "arguments": [{ "name", "type", "description" }] }`. `template` is the text itself, with `{{name}}`
- * placeholders, or the id of a `prompt/<id>` config item whose value is that text or
- * `{ "template", "system"? }`. Every placeholder must be a declared argument. A string argument is
- * inserted as is; any other value as JSON.
+ * Reads a `prompt` tool item (see {@link promptToolType}), looking up a `prompt/<id>` template through
+ * `ctx.lookup`.
+ *
+ * @throws ToolbusError `invalid-config` naming the item and the field: a missing name or template, an
+ * argument list that is not well-formed, a placeholder that is not an argument.
  */
-export const promptToolType: ToolTypeFactory = (descriptor, ctx) => {
-  const model = needModel('prompt', ctx);
+export function parsePromptItem(
+  descriptor: JsonObject,
+  ctx: Pick<ToolTypeContext, 'key' | 'lookup'>,
+): PromptItem {
   const owner = `config 'tool/${ctx.key}'`;
   const name = stringField(descriptor, 'name', ctx, ctx.key);
   const description = stringField(descriptor, 'description', ctx);
@@ -177,6 +200,23 @@ export const promptToolType: ToolTypeFactory = (descriptor, ctx) => {
       );
     }
   }
+  return { name, description, arguments: args, template, system };
+}
+
+/**
+ * `prompt` (TrustGraph's `PromptImpl`): fills a template with the model's arguments and returns the
+ * model's answer. Descriptor: `{ "type": "prompt", "name", "description", "template", "system"?,
+ * "arguments": [{ "name", "type", "description", "enum"? }] }`. `template` is the text itself, with
+ * `{{name}}` placeholders, or the id of a `prompt/<id>` config item whose value is that text or
+ * `{ "template", "system"? }`. Every placeholder must be a declared argument. A string argument is
+ * inserted as is; any other value as JSON. The item is also served to MCP clients as a prompt
+ * (`registry.prompts`), with or without a model.
+ */
+export const promptToolType: ToolTypeFactory = (descriptor, ctx) => {
+  // Read first: a mistake in the item is reported as such, with or without a model.
+  const item = parsePromptItem(descriptor, ctx);
+  const model = needModel('prompt', ctx);
+  const { name, description, arguments: args, template, system } = item;
   return new ModelTool({ name, description, args }, model, (a) => [
     ...(system ? [new SystemMessage({ content: system })] : []),
     new UserMessage({ content: renderTemplate(template, a) }),

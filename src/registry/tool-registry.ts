@@ -9,6 +9,8 @@ import { ToolServiceClientCache } from '../services/index.js';
 import { LiveToolSet, PROFILE_CONFIG_TYPE, onAbort } from '../tools/index.js';
 import type {
   ObservableToolProvider,
+  PromptProvider,
+  ResourceProvider,
   Tool,
   ToolSearchHit,
   ToolSearchOptions,
@@ -39,6 +41,9 @@ import {
   type ToolSource,
 } from './tool-set-plan.js';
 import type { RegistryProblem, ToolTypeFactory } from './tool-type.js';
+import { ConfigResources, RESOURCE_CONFIG_TYPE } from './config-resources.js';
+import { ConfigPrompts } from './config-prompts.js';
+import { configLookup } from './tool-set-plan.js';
 
 /** A rebuild checking many tools gives the event loop a turn after this long, in ms. */
 const REBUILD_SLICE_MS = 5;
@@ -89,6 +94,18 @@ export interface RegistryChange {
 export class ToolRegistry {
   /** The live tool set; pass it to an agent, which reads it at each step. */
   readonly tools: LiveToolSet;
+  /**
+   * The `resource/<id>` items as resources for MCP clients (`createMcpServer(tools, { resources })`):
+   * static text or blobs, or read through a tool service; following every change.
+   */
+  readonly resources: ResourceProvider;
+  /**
+   * The `prompt` tool items as MCP prompts of the same names (`createMcpServer(tools, { prompts })`),
+   * with or without a model; following every change.
+   */
+  readonly prompts: PromptProvider;
+  readonly #resources: ConfigResources;
+  readonly #prompts = new ConfigPrompts();
   readonly #clients: ToolServiceClientCache | undefined;
   readonly #ownsClients: boolean;
   /** Aborts on close; every part below stops with it. */
@@ -128,6 +145,9 @@ export class ToolRegistry {
         return [why, own].filter((x) => x !== undefined).join('; ') || undefined;
       },
     });
+    this.#resources = new ConfigResources({ clients: () => this.#clients });
+    this.resources = this.#resources;
+    this.prompts = this.#prompts;
     this.#mirror = new ConfigMirror(options.store, { retryMs: resolved.retryMs, signal, onChange: changed });
     this.#announcements =
       options.bus && resolved.announcements
@@ -203,7 +223,12 @@ export class ToolRegistry {
 
   /** Everything wrong with the config and announcements now, sorted by key. */
   problems(): RegistryProblem[] {
-    const all = [...this.#problems, ...this.#profiles.problems(), ...(this.#announcements?.problems() ?? [])];
+    const all = [
+      ...this.#problems,
+      ...this.#profiles.problems(),
+      ...this.#resources.problems(),
+      ...(this.#announcements?.problems() ?? []),
+    ];
     const store = this.#mirror.problem;
     if (store) all.push(store);
     return all.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((p) => ({ ...p }));
@@ -370,6 +395,12 @@ export class ToolRegistry {
     }
     this.#built = plan.built;
     this.#problems = plan.problems;
+    // Resources and prompts follow the same config (and announced services), in the same pass.
+    this.#resources.update(
+      this.#mirror.entries(RESOURCE_CONFIG_TYPE),
+      configLookup(this.#mirror, this.#announcedServices),
+    );
+    this.#prompts.update(this.#mirror);
     this.#swap(plan.tools);
     return work + performance.now() - sliceStart;
   }
@@ -410,6 +441,7 @@ export class ToolRegistry {
     await this.#announcements?.stop();
     await this.#rebuilds.running?.catch(() => undefined);
     for (const built of this.#built.values()) built.controller.abort(new Error('the registry closed'));
+    this.#resources.close();
     if (this.#ownsClients) await this.#clients?.close();
   }
 }

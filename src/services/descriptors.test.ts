@@ -162,4 +162,33 @@ describe('tool-service descriptors', () => {
       invalid(/argument 'a' is listed twice/),
     );
   });
+
+  test('an argument may list the values it takes (enum): kept, round-tripped, checked against its type', () => {
+    const base = { type: 'tool-service', name: 't', description: 'd', service: 's' };
+    const parsed = parseToolServiceToolDescriptor({
+      ...base,
+      arguments: [
+        { name: 'style', type: 'string', description: 'How', enum: ['pun', 'dad'] },
+        { name: 'n', type: 'integer', description: 'Count', enum: [1, 2] },
+      ],
+    });
+    assert.deepEqual(parsed.arguments[0]?.enum, ['pun', 'dad']);
+    assert.deepEqual(formatToolServiceToolDescriptor(parsed)['arguments'], [
+      { name: 'style', type: 'string', description: 'How', enum: ['pun', 'dad'] },
+      { name: 'n', type: 'integer', description: 'Count', enum: [1, 2] },
+    ]);
+    const bad = (arg: Record<string, unknown>) => () =>
+      parseToolServiceToolDescriptor({ ...base, arguments: [{ name: 'a', description: '', ...arg }] });
+    assert.throws(
+      bad({ type: 'string', enum: [] }),
+      invalid(/argument 'a': 'enum' must be a non-empty array/),
+    );
+    assert.throws(bad({ type: 'string', enum: ['x', 3] }), invalid(/'enum' holds number 3, not a string/));
+    assert.throws(bad({ type: 'integer', enum: [1.5] }), invalid(/'enum' holds number 1.5, not an integer/));
+    assert.throws(
+      bad({ type: 'object', enum: ['x'] }),
+      invalid(/'enum' is for string, number, integer and boolean/),
+    );
+    assert.throws(bad({ type: 'string', enum: ['x', 'x'] }), invalid(/'enum' lists a value twice/));
+  });
 });

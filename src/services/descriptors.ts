@@ -54,6 +54,11 @@ export interface ToolServiceToolArgument {
   description: string;
   /** `required` in the JSON. @default true (TrustGraph lists every argument as required) */
   required: boolean;
+  /**
+   * `enum`: the only values the argument takes (of a string, number, integer or boolean argument), in
+   * the JSON Schema the model sees; served as completions of an MCP prompt's argument. @default any
+   */
+  enum?: (string | number | boolean)[];
 }
 
 /** A parsed tool descriptor of type `tool-service` (config type `tool`). */
@@ -247,7 +252,14 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
     }
     if (seen.has(argName)) throw invalid(`${where}: argument '${argName}' is listed twice`);
     seen.add(argName);
-    return { name: argName, type: argType as ToolArgumentType, description: argDescription, required };
+    const values = enumOf(arg['enum'], argType as ToolArgumentType, `${where}: argument '${argName}'`);
+    return {
+      name: argName,
+      type: argType as ToolArgumentType,
+      description: argDescription,
+      required,
+      ...(values !== undefined ? { enum: values } : {}),
+    };
   });
   const idempotent = object['idempotent'] ?? false;
   if (typeof idempotent !== 'boolean') {
@@ -314,6 +326,7 @@ export function formatToolServiceToolDescriptor(descriptor: ToolServiceToolDescr
     arguments: descriptor.arguments.map((a): JsonObject => {
       const arg: JsonObject = { name: a.name, type: a.type, description: a.description };
       if (!a.required) arg['required'] = false;
+      if (a.enum !== undefined) arg['enum'] = [...a.enum];
       return arg;
     }),
   };
@@ -356,6 +369,36 @@ function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${String(value)}`;
+}
+
+/** The `enum` of an argument of type `type`: values of that type, at least one, each once. */
+function enumOf(
+  value: unknown,
+  type: ToolArgumentType,
+  where: string,
+): (string | number | boolean)[] | undefined {
+  if (value === undefined) return undefined;
+  const scalar = type === 'string' || type === 'number' || type === 'integer' || type === 'boolean';
+  if (!scalar)
+    throw invalid(`${where}: 'enum' is for string, number, integer and boolean arguments, not ${type}`);
+  if (!Array.isArray(value) || value.length === 0) {
+    throw invalid(
+      `${where}: 'enum' must be a non-empty array of the values it takes, got ${describe(value)}`,
+    );
+  }
+  const fits = (v: unknown): boolean =>
+    type === 'string'
+      ? typeof v === 'string'
+      : type === 'boolean'
+        ? typeof v === 'boolean'
+        : typeof v === 'number' && (type === 'number' ? Number.isFinite(v) : Number.isInteger(v));
+  const wrong = value.find((v) => !fits(v));
+  if (wrong !== undefined)
+    throw invalid(
+      `${where}: 'enum' holds ${describe(wrong)}, not ${type === 'integer' ? 'an' : 'a'} ${type}`,
+    );
+  if (new Set(value).size !== value.length) throw invalid(`${where}: 'enum' lists a value twice`);
+  return [...(value as (string | number | boolean)[])];
 }
 
 function invalid(message: string, cause?: unknown): ToolbusError {

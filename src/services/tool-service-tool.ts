@@ -254,6 +254,7 @@ export function argumentsToJsonSchema(args: readonly ToolServiceToolArgument[]):
     const schema: JsonObject = { type: arg.type };
     if (arg.description !== '') schema['description'] = arg.description;
     if (arg.type === 'array') schema['items'] = {};
+    if (arg.enum !== undefined) schema['enum'] = [...arg.enum];
     properties[arg.name] = schema;
     if (arg.required) required.push(arg.name);
   }

@@ -2,8 +2,10 @@
  * @module `BaseTool`: the class every in-process tool extends (validation, cancellation, error wrapping).
  */
 import {
+  SchemaKind,
   compileSchema,
   createValidator,
+  schemaKindOf,
   toParametersSchema,
   type ObjectJsonSchema,
   type ParametersSource,
@@ -16,6 +18,17 @@ import {
 import { ToolbusError, isToolbusError, type AbortState } from '../errors/index.js';
 import { ToolError, toolAbortError } from './errors.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext, ToolProgress } from './tool.js';
+import {
+  elicitThrough,
+  logThrough,
+  sampleThrough,
+  type ElicitationRequest,
+  type ElicitationResult,
+  type SamplingRequest,
+  type SamplingResult,
+  type ToolClientFeatures,
+  type ToolLogLevel,
+} from './client-features.js';
 import { LazyAbortController } from './lazy-abort-controller.js';
 import { onAbort } from './abort-fanout.js';
 import { validateToolName } from './tool-name.js';
@@ -34,6 +47,11 @@ export interface BaseToolOptions {
   parameters: ParametersSource;
   /** Ask the provider to enforce the schema exactly. @default false */
   strict?: boolean;
+  /**
+   * The JSON Schema dialect of `parameters` (`Tool.schemaDialect`), for a source whose `$schema` was
+   * taken off before it got here (an MCP server's schema). @default a raw JSON Schema's own `$schema`
+   */
+  schemaDialect?: string;
   /** Side-effect hints. @default undefined */
   annotations?: ToolAnnotations;
   /** Calls need a person's approval first: `true`, or a predicate over the arguments. @default never */
@@ -93,6 +111,7 @@ export abstract class BaseTool implements Tool {
   readonly needsApproval?: NeedsApproval;
   readonly tags?: readonly string[];
   readonly outputSchema?: ObjectJsonSchema;
+  readonly schemaDialect?: string;
   readonly #strict: boolean;
   readonly #parameters: ObjectJsonSchema;
   readonly #validate: Validator;
@@ -110,6 +129,8 @@ export abstract class BaseTool implements Tool {
     this.name = options.name;
     this.description = options.description;
     this.#strict = options.strict ?? false;
+    const dialect = options.schemaDialect ?? declaredDialect(options.parameters);
+    if (dialect !== undefined) this.schemaDialect = dialect;
     if (options.annotations !== undefined) this.annotations = { ...options.annotations };
     if (options.needsApproval !== undefined) {
       const rule = options.needsApproval;
@@ -228,7 +249,7 @@ export abstract class BaseTool implements Tool {
     try {
       running = this.run(
         checked.value as Record<string, unknown>,
-        ctx ?? new LazySignalContext(lazy, options?.callId ?? this.#nextCallId(), options),
+        ctx ?? new LazySignalContext(lazy, this.name, options?.callId ?? this.#nextCallId(), options),
       );
     } catch (error) {
       throw runFailure(this.name, error, lazy);
@@ -269,13 +290,10 @@ export abstract class BaseTool implements Tool {
     if (context !== undefined) ctx = context;
     else {
       const callId = options?.callId ?? this.#nextCallId();
-      if (lazy !== undefined) ctx = new LazySignalContext(lazy, callId, options);
-      else {
-        ctx = { signal: abortSignal ?? NEVER_ABORTED, callId };
-        if (options?.onProgress !== undefined) ctx.progress = options.onProgress;
-        if (options?.user !== undefined) ctx.user = options.user;
-        if (options?.deadline !== undefined) ctx.deadline = options.deadline;
-      }
+      ctx =
+        lazy !== undefined
+          ? new LazySignalContext(lazy, this.name, callId, options)
+          : new SignalContext(abortSignal ?? NEVER_ABORTED, this.name, callId, options);
     }
     let unwatch: (() => void) | undefined;
     try {
@@ -328,6 +346,48 @@ export abstract class BaseTool implements Tool {
   }
 }
 
+/** The `$schema` a raw JSON Schema source declares (zod and Standard Schema sources declare none). */
+function declaredDialect(parameters: ParametersSource): string | undefined {
+  if (schemaKindOf(parameters) !== SchemaKind.JsonSchema) return undefined;
+  const dialect = (parameters as { $schema?: unknown }).$schema;
+  return typeof dialect === 'string' && dialect !== '' ? dialect : undefined;
+}
+
+/** A call context with a given signal (a caller's `AbortSignal`, or none). */
+class SignalContext implements ToolCallContext {
+  readonly signal: AbortSignal;
+  readonly callId: string;
+  user?: string;
+  deadline?: number;
+  progress?: (update: ToolProgress) => void;
+  readonly #toolName: string;
+  readonly #features: ToolClientFeatures | undefined;
+  readonly #caller: string | undefined;
+
+  constructor(signal: AbortSignal, toolName: string, callId: string, options: RunJsonOptions | undefined) {
+    this.signal = signal;
+    this.callId = callId;
+    this.#toolName = toolName;
+    this.#features = options?.clientFeatures;
+    this.#caller = options?.caller;
+    if (options?.user !== undefined) this.user = options.user;
+    if (options?.deadline !== undefined) this.deadline = options.deadline;
+    if (options?.onProgress !== undefined) this.progress = options.onProgress;
+  }
+
+  elicit(request: ElicitationRequest): Promise<ElicitationResult> {
+    return elicitThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+  }
+
+  sample(request: SamplingRequest): Promise<SamplingResult> {
+    return sampleThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+  }
+
+  log(level: ToolLogLevel, data: unknown, logger?: string): void {
+    logThrough(this.#features, level, data, logger);
+  }
+}
+
 /** A call context whose `signal` is created on first read (see LazyAbortController). */
 class LazySignalContext implements ToolCallContext {
   readonly #lazy: LazyAbortController;
@@ -335,10 +395,21 @@ class LazySignalContext implements ToolCallContext {
   user?: string;
   deadline?: number;
   progress?: (update: ToolProgress) => void;
+  readonly #toolName: string;
+  readonly #features: ToolClientFeatures | undefined;
+  readonly #caller: string | undefined;
 
-  constructor(lazy: LazyAbortController, callId: string, options: RunJsonOptions | undefined) {
+  constructor(
+    lazy: LazyAbortController,
+    toolName: string,
+    callId: string,
+    options: RunJsonOptions | undefined,
+  ) {
     this.#lazy = lazy;
     this.callId = callId;
+    this.#toolName = toolName;
+    this.#features = options?.clientFeatures;
+    this.#caller = options?.caller;
     if (options?.user !== undefined) this.user = options.user;
     if (options?.deadline !== undefined) this.deadline = options.deadline;
     if (options?.onProgress !== undefined) this.progress = options.onProgress;
@@ -346,6 +417,18 @@ class LazySignalContext implements ToolCallContext {
 
   get signal(): AbortSignal {
     return this.#lazy.signal;
+  }
+
+  elicit(request: ElicitationRequest): Promise<ElicitationResult> {
+    return elicitThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+  }
+
+  sample(request: SamplingRequest): Promise<SamplingResult> {
+    return sampleThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+  }
+
+  log(level: ToolLogLevel, data: unknown, logger?: string): void {
+    logThrough(this.#features, level, data, logger);
   }
 }
 

@@ -28,6 +28,7 @@ class DecoratedTool implements Tool {
   readonly name: string;
   readonly description: string;
   readonly schema: ToolSchema;
+  readonly schemaDialect?: string;
   readonly annotations?: ToolAnnotations;
   readonly timeoutMs?: number;
   readonly maxTotalTimeoutMs?: number;
@@ -41,6 +42,7 @@ class DecoratedTool implements Tool {
     this.name = inner.name;
     this.description = inner.description;
     this.schema = inner.schema;
+    if (inner.schemaDialect !== undefined) this.schemaDialect = inner.schemaDialect;
     if (inner.annotations) this.annotations = inner.annotations;
     if (inner.timeoutMs !== undefined) this.timeoutMs = inner.timeoutMs;
     if (inner.maxTotalTimeoutMs !== undefined) this.maxTotalTimeoutMs = inner.maxTotalTimeoutMs;

@@ -22,6 +22,17 @@ export {
   decodeToolName,
   ToolNameMap,
 } from './tool-name.js';
+export { ToolLogLevel, isToolLogLevel, logLevelPasses, unsupportedClientFeature } from './client-features.js';
+export type {
+  ToolClientFeatures,
+  ElicitationRequest,
+  ElicitationResult,
+  SamplingRequest,
+  SamplingResult,
+  SamplingMessage,
+  SamplingContent,
+  SamplingModelPreferences,
+} from './client-features.js';
 export { BaseTool, formatInvalidArguments, valueAsString } from './base-tool.js';
 export type { BaseToolOptions, SignalLike } from './base-tool.js';
 export { FunctionTool } from './function-tool.js';
@@ -115,3 +126,31 @@ export type {
   ResourcePart,
   MediaPart,
 } from './content-parts.js';
+export { parseUriTemplate } from './uri-template.js';
+export type { UriTemplate } from './uri-template.js';
+export { MAX_COMPLETION_VALUES, completeFrom, completeWith } from './completion.js';
+export type { CompletionSource } from './completion.js';
+export { ResourceSet, toResourceContents } from './resource-provider.js';
+export type {
+  ResourceProvider,
+  ResourceInfo,
+  ResourceTemplateInfo,
+  ResourceContents,
+  ResourceReadOptions,
+  ResourceChange,
+  ResourceValue,
+  ResourceEntry,
+  ResourceTemplateEntry,
+  ResourceSetOptions,
+} from './resource-provider.js';
+export { PromptSet, missingPromptArgument, toPromptResult } from './prompt-provider.js';
+export type {
+  PromptProvider,
+  PromptInfo,
+  PromptArgumentInfo,
+  PromptMessage,
+  PromptResult,
+  PromptGetOptions,
+  PromptValue,
+  PromptEntry,
+} from './prompt-provider.js';

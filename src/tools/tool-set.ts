@@ -34,6 +34,17 @@ import {
   type ContentPart,
 } from './content-parts.js';
 import { hookList, notifyHooks, runHooks, type Hook, type HookFn } from './hooks.js';
+import {
+  elicitThrough,
+  logThrough,
+  sampleThrough,
+  type ElicitationRequest,
+  type ElicitationResult,
+  type SamplingRequest,
+  type SamplingResult,
+  type ToolClientFeatures,
+  type ToolLogLevel,
+} from './client-features.js';
 import { endSpanWithFailure, runInSpan, tracingEnabled } from './tracing.js';
 import { endToolSpan, startToolSpan } from './tool-tracing.js';
 
@@ -478,6 +489,8 @@ export class ToolSet implements ToolProvider {
     const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, callerSignal);
     // Only a call somebody listens to for progress pays for a sink.
     control.progressSink = this.#progressListeners(name, callId, user, options);
+    control.features = options.clientFeatures;
+    control.caller = options.caller;
     control.setDeadline(deadline, timed);
     // One listener on the caller's signal however many calls share it; `handleEvent`: no closure per call.
     if (callerSignal !== undefined) control.unwatch = onAbort(callerSignal, control);
@@ -541,6 +554,8 @@ export class ToolSet implements ToolProvider {
     }
     const budgetMs = Math.min(timeoutMs, leftMs);
     const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, options.signal);
+    control.features = options.clientFeatures;
+    control.caller = options.caller;
     const listeners = this.#progressListeners(name, callId, user, options);
     // Always a sink: a report is what keeps the call alive, listened to or not.
     control.progressSink = (update) => {
@@ -585,6 +600,8 @@ export class ToolSet implements ToolProvider {
       if (control.aborted) throw control.reason;
       const runOptions: RunJsonOptions = { callId: control.callId, user, deadline: control.deadline };
       if (control.progressSink !== undefined) runOptions.onProgress = control.progressSink;
+      if (control.features !== undefined) runOptions.clientFeatures = control.features;
+      if (control.caller !== undefined) runOptions.caller = control.caller;
       const value = await control.race(tool.runJson(parsed, control, runOptions));
       return control.success(value);
     } catch (error) {
@@ -636,6 +653,21 @@ class CallContext implements ToolCallContext {
   set deadline(value: number | undefined) {
     Object.defineProperty(this, 'deadline', { value, writable: true, enumerable: true, configurable: true });
   }
+
+  // On the prototype, reading the call's control: a call that never asks pays nothing for them.
+  elicit(request: ElicitationRequest): Promise<ElicitationResult> {
+    const control = this.#control;
+    return elicitThrough(control.features, control.name, control.caller, request, this.signal);
+  }
+
+  sample(request: SamplingRequest): Promise<SamplingResult> {
+    const control = this.#control;
+    return sampleThrough(control.features, control.name, control.caller, request, this.signal);
+  }
+
+  log(level: ToolLogLevel, data: unknown, logger?: string): void {
+    logThrough(this.#control.features, level, data, logger);
+  }
 }
 
 const baseRunJson = BaseTool.prototype.runJson;
@@ -668,6 +700,10 @@ class CallControl extends LazyAbortController implements Schedulable {
   holding = false;
   /** Where the tool's progress reports go, when anybody listens. */
   progressSink: ((update: ToolProgress) => void) | undefined = undefined;
+  /** What the caller can do for the tool (`ToolCallOptions.clientFeatures`). */
+  features: ToolClientFeatures | undefined = undefined;
+  /** Who called (`ToolCallOptions.caller`), for the error of a feature the caller lacks. */
+  caller: string | undefined = undefined;
   readonly name: string;
   readonly callId: string;
   readonly replay: string | undefined;
@@ -745,6 +781,8 @@ class CallControl extends LazyAbortController implements Schedulable {
             user,
             deadline: this.deadline,
             ...(this.progressSink !== undefined ? { onProgress: this.progressSink } : {}),
+            ...(this.features !== undefined ? { clientFeatures: this.features } : {}),
+            ...(this.caller !== undefined ? { caller: this.caller } : {}),
           });
       raw = direct && this.rawRun;
       plain = raw && typeof (running as { then?: unknown } | null | undefined)?.then !== 'function';

@@ -6,6 +6,14 @@ import type { ToolError } from './errors.js';
 import type { NeedsApproval } from './approval.js';
 import type { ToolSearchHit, ToolSearchOptions } from './tool-search.js';
 import type { ContentPart } from './content-parts.js';
+import type {
+  ElicitationRequest,
+  ElicitationResult,
+  SamplingRequest,
+  SamplingResult,
+  ToolClientFeatures,
+  ToolLogLevel,
+} from './client-features.js';
 
 /** Hints about a tool's side effects, with MCP's meaning. Used to decide whether a retry is safe. */
 export interface ToolAnnotations {
@@ -49,6 +57,34 @@ export interface ToolCallContext {
    * reads. @default none
    */
   progress?(update: ToolProgress): void;
+  /**
+   * Asks the person behind the caller to fill in a form (MCP's elicitation), and resolves with their
+   * answer: `{ action: 'accept', content }`, `decline` or `cancel`. Cancelling the call cancels the
+   * question. Rejects with `unsupported` when the caller cannot ask (only an MCP client that declared
+   * the elicitation capability can, or a program passing `ToolCallOptions.clientFeatures.elicit`).
+   *
+   * @example
+   * ```ts
+   * const answer = await ctx.elicit({
+   *   message: 'Which account?',
+   *   requestedSchema: { type: 'object', properties: { account: { type: 'string' } }, required: ['account'] },
+   * });
+   * if (answer.action !== 'accept') return 'nothing done';
+   * ```
+   */
+  elicit(request: ElicitationRequest): Promise<ElicitationResult>;
+  /**
+   * Runs a completion on the caller's own model (MCP's sampling) and resolves with its answer.
+   * Cancelling the call cancels it. Rejects with `unsupported` when the caller cannot (only an MCP
+   * client that declared the sampling capability can, or a program passing `clientFeatures.sample`).
+   */
+  sample(request: SamplingRequest): Promise<SamplingResult>;
+  /**
+   * Sends a log message to the caller (MCP's `notifications/message`, at or above the level the client
+   * set); `data` is any JSON value, `logger` names the part of the tool that speaks. Does nothing when
+   * the caller takes no log messages. Never throws.
+   */
+  log(level: ToolLogLevel, data: unknown, logger?: string): void;
 }
 
 /** Optional call details passed to {@link Tool.runJson} beside the signal. */
@@ -61,6 +97,13 @@ export interface RunJsonOptions {
   deadline?: number;
   /** Hears the tool's `ctx.progress` reports. @default none */
   onProgress?: (update: ToolProgress) => void;
+  /** What the caller can do for the tool (`ctx.elicit`, `ctx.sample`, `ctx.log`). @default none */
+  clientFeatures?: ToolClientFeatures;
+  /**
+   * Who made the call (`ToolCallOptions.caller`), named by the error `ctx.elicit` and `ctx.sample` reject
+   * with when the caller cannot answer. @default undefined
+   */
+  caller?: string;
 }
 
 /**
@@ -73,6 +116,13 @@ export interface Tool {
   readonly description: string;
   /** The schema sent to the model (default profile; see `compileSchema` for others). */
   readonly schema: ToolSchema;
+  /**
+   * The JSON Schema dialect (`$schema`) the tool's source schema declared, e.g.
+   * `http://json-schema.org/draft-07/schema#` for an MCP server's draft-07 tool. The model-facing
+   * `schema` leaves it out; the MCP bridge serves it in `inputSchema.$schema`, so a proxied schema keeps
+   * its meaning. @default undefined (none declared: 2020-12 for MCP)
+   */
+  readonly schemaDialect?: string;
   /** Side-effect hints, when the tool declares them. */
   readonly annotations?: ToolAnnotations;
   /**
@@ -168,7 +218,8 @@ export interface ToolCallOptions {
   user?: string;
   /**
    * Who made the call: the entry point and its principal, e.g. `http:admin@127.0.0.1`, `mcp:…`,
-   * `agent`. Only observed (hooks, the audit log); never sent to the tool. @default undefined
+   * `agent`. Observed (hooks, the audit log) and named in the error of a `ctx.elicit` the caller cannot
+   * answer; never sent to a remote tool. @default undefined
    */
   caller?: string;
   /**
@@ -184,6 +235,12 @@ export interface ToolCallOptions {
    * for one call. @default the tool's, else the set's
    */
   maxTotalTimeoutMs?: number;
+  /**
+   * What the caller can do for the tool while it runs: answer an elicitation, sample its model, take
+   * log messages (`ctx.elicit`, `ctx.sample`, `ctx.log`). The MCP bridge sets it from the client's
+   * declared capabilities. @default none (`ctx.elicit` and `ctx.sample` reject with `unsupported`)
+   */
+  clientFeatures?: ToolClientFeatures;
 }
 
 /** Anything that can list and call tools: a `ToolSet` or a `LiveToolSet`. */

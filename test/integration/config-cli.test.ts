@@ -262,7 +262,7 @@ describe('toolbus config (child process)', () => {
       .filter(([address]) => address !== 'TYPE/KEY');
     assert.deepEqual(
       examples.map(([address]) => address),
-      ['tool-service/joke-service', 'tool/tell-joke'],
+      ['tool-service/joke-service', 'tool/tell-joke', 'resource/readme', 'resource/joke'],
     );
     const h = join(root, 'help-home');
     for (const [address, json] of examples) {

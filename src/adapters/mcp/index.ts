@@ -1,8 +1,9 @@
 /**
  * @module toolbus/mcp: MCP both ways. MCP servers as toolbus tools (`mcpServerTools`, the `mcp-tool`
  * config type) and any toolbus tool set as an MCP server (`createMcpServer`, `serveMcpStdio`,
- * `createMcpHttpHandler`), with an OAuth 2.1 client for servers that require it (`oauth`). Built on the
- * official MCP TypeScript SDK v2.
+ * `createMcpHttpHandler`), with resources and prompts beside the tools (`ResourceSet`, `PromptSet`, or
+ * the registry's config items), and an OAuth 2.1 client for servers that require it (`oauth`). Built on
+ * the official MCP TypeScript SDK v2.
  */
 export {
   DEFAULT_MCP_TIMEOUT_MS,
@@ -44,7 +45,9 @@ export type {
   McpHttpHandler,
   McpHttpRequest,
   McpStdioBridge,
+  McpResumabilityOptions,
 } from './mcp-server-bridge.js';
+export { MemoryEventStore, DEFAULT_MAX_EVENTS_PER_SESSION } from './memory-event-store.js';
 export { parseMcpConfig, withConfigTokenStore } from './mcp-config.js';
 export type { McpConfig, ParseMcpConfigOptions } from './mcp-config.js';
 export { mcpToolType } from './mcp-tool-type.js';
@@ -79,3 +82,33 @@ export type {
 export { loginMcpServer, logoutMcpServer } from './mcp-login.js';
 export type { LoginMcpServerOptions, McpLoginResult } from './mcp-login.js';
 export type { ImportMcpToolsOptions, ImportedMcpTool } from './import-mcp-tools.js';
+export { MAX_RESOURCE_SUBSCRIPTIONS } from './mcp-resources.js';
+export {
+  ResourceSet,
+  PromptSet,
+  parseUriTemplate,
+  completeFrom,
+  MAX_COMPLETION_VALUES,
+} from '../../tools/index.js';
+export type {
+  ResourceProvider,
+  ResourceInfo,
+  ResourceTemplateInfo,
+  ResourceContents,
+  ResourceReadOptions,
+  ResourceChange,
+  ResourceValue,
+  ResourceEntry,
+  ResourceTemplateEntry,
+  ResourceSetOptions,
+  PromptProvider,
+  PromptInfo,
+  PromptArgumentInfo,
+  PromptMessage,
+  PromptResult,
+  PromptGetOptions,
+  PromptValue,
+  PromptEntry,
+  CompletionSource,
+  UriTemplate,
+} from '../../tools/index.js';

@@ -21,10 +21,22 @@ import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/s
 import { numberOption } from '../../errors/index.js';
 import type { CallTasks } from '../../services/index.js';
 import { DeferredTools, SEARCH_TOOLS_NAME } from '../../tools/index.js';
-import type { DeferredToolsOptions, Tool, ToolProgress, ToolProvider } from '../../tools/index.js';
+import type {
+  DeferredToolsOptions,
+  PromptProvider,
+  ResourceProvider,
+  Tool,
+  ToolProgress,
+  ToolProvider,
+} from '../../tools/index.js';
 import { McpBridgeServer, asToolCallAnswer, serveMcpTasks, type McpTaskStarter } from './mcp-tasks.js';
 import { traceMcpServerCall } from './mcp-tracing.js';
 import { partToContentBlock } from './mcp-result.js';
+import { CallNotices, mcpClientFeatures } from './mcp-client-features.js';
+import { serveMcpContent } from './mcp-resources.js';
+import { JsonRpcLineFilter } from './stdio-line-filter.js';
+import { DEFAULT_MAX_EVENTS_PER_SESSION, MemoryEventStore } from './memory-event-store.js';
+import { DEFAULT_HTTP_REVISION, JsonRpcErrorCode, jsonRpcIdOf, postBodyProblem } from './json-rpc-checks.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
 export type McpBridgeTools = ToolProvider & {
@@ -64,6 +76,24 @@ export interface McpBridgeOptions {
    * @default undefined (no tasks: `params.task` is ignored and calls answer when done)
    */
   tasks?: CallTasks;
+  /**
+   * Resources served beside the tools (`resources/list`, `resources/templates/list`, `resources/read`,
+   * `resources/subscribe`), e.g. a `ResourceSet` or `registry.resources`. The server then declares the
+   * `resources` capability (with `subscribe` and `listChanged`) and `completions` (template variables).
+   * @default none (no resources capability)
+   */
+  resources?: ResourceProvider;
+  /**
+   * Prompts served beside the tools (`prompts/list`, `prompts/get`), e.g. a `PromptSet` or
+   * `registry.prompts`. The server then declares `prompts` (with `listChanged`) and `completions`
+   * (prompt arguments). @default none (no prompts capability)
+   */
+  prompts?: PromptProvider;
+  /**
+   * Which prompts are shown, by name (e.g. a caller's tool policy: a config prompt is a `prompt` tool);
+   * the others are unknown to the client. @default all
+   */
+  promptFilter?: (name: string) => boolean;
 }
 
 /** Options of {@link serveMcpStdio}. */
@@ -100,8 +130,33 @@ export interface McpHttpHandlerOptions extends McpBridgeOptions {
    * @default 600_000 (10 minutes)
    */
   sessionIdleMs?: number;
+  /**
+   * Lets 2025-era clients resume an SSE stream that broke (SEP-1699); see {@link McpResumabilityOptions}.
+   * @default undefined (off: events carry no ids and nothing is kept)
+   */
+  resumability?: McpResumabilityOptions;
   /** Out-of-band errors. @default ignored */
   onError?: (error: Error) => void;
+}
+
+/**
+ * Resumable streams for 2025-era sessions (SEP-1699). Each session keeps its most recent events, each
+ * SSE event gets an id, every POST stream opens with a priming event that tells the client how long to
+ * wait before it reconnects (`retry`), and a `GET` with `Last-Event-ID` replays what the client missed
+ * and carries the rest. A session's requests are served at the revision it negotiated, whatever their
+ * `MCP-Protocol-Version` header says (a priming event is sent from 2025-11-25 on).
+ */
+export interface McpResumabilityOptions {
+  /** The `retry` of each priming event, in ms. @default 1000 */
+  retryMs?: number;
+  /** Events kept per session; a client that missed more resumes from the oldest kept. @default 1000 */
+  maxEventsPerSession?: number;
+  /**
+   * Closes the SSE stream of a tool call still running after this long, so a long call holds no
+   * connection: the client reconnects (after `retryMs`) and gets the call's later messages and its
+   * result on the resumed stream. @default undefined (a call's stream stays open until it answers)
+   */
+  closeStreamsAfterMs?: number;
 }
 
 /** What the caller of an {@link McpHttpHandler} already knows about a request. */
@@ -138,6 +193,13 @@ export interface McpHttpRequest {
    * or `false` for the full list. @default the handler's option
    */
   toolSearch?: DeferredToolsOptions | false;
+  /**
+   * Which prompts this request may list, get and complete (e.g. the caller's tool policy); a session
+   * keeps the filter of the request that opened it. @default the handler's `promptFilter` (all)
+   */
+  promptFilter?: (name: string) => boolean;
+  /** The end user the request is for, given to the resource provider's reads. @default none */
+  user?: string;
 }
 
 /** A Node `(req, res)` handler serving MCP over Streamable HTTP, for the gateway's `/mcp` path. */
@@ -180,7 +242,10 @@ function toMcpTool(tool: Tool): McpToolDefinition {
   const def: McpToolDefinition = {
     name: tool.name,
     description: tool.description,
-    inputSchema: tool.schema.parameters as McpToolDefinition['inputSchema'],
+    // The source's dialect, which the model-facing parameters leave out: a draft-07 schema stays draft-07.
+    inputSchema: (tool.schemaDialect === undefined
+      ? tool.schema.parameters
+      : { $schema: tool.schemaDialect, ...tool.schema.parameters }) as McpToolDefinition['inputSchema'],
   };
   if (tool.outputSchema !== undefined)
     def.outputSchema = tool.outputSchema as McpToolDefinition['outputSchema'];
@@ -215,22 +280,28 @@ function principalOwner(principal: string, endpoint: string | undefined): string
   return `principal:${JSON.stringify([principal, endpoint ?? null])}`;
 }
 
-/**
- * The server for one connection, session or request; `caller` labels its tool calls
- * (`ToolCallOptions.caller`): `mcp:stdio`, or `mcp:` and the HTTP client's identity. With
- * `options.tasks` and a `taskOwner` (whom the tasks started here belong to) it serves MCP tasks.
- */
-function buildServer(
-  tools: McpBridgeTools,
-  options: McpBridgeOptions,
-  followChanges: boolean,
-  caller: string,
-  taskOwner: string | undefined,
-): Server {
+/** What one server of {@link buildServer} serves for, besides the tools and options. */
+interface ServedFor {
+  /** Send list_changed (and resources/updated) notifications: a session or connection, not one request. */
+  followChanges: boolean;
+  /** Labels its tool calls (`ToolCallOptions.caller`): `mcp:stdio`, or `mcp:` and the HTTP client. */
+  caller: string;
+  /** Whom the tasks started here belong to; with `options.tasks`, the server serves MCP tasks. */
+  taskOwner: string | undefined;
+  /** The end user of its resource reads. */
+  user?: string | undefined;
+  /** Closes the SSE stream of a call still running after this long (see `McpResumabilityOptions`). */
+  closeStreamsAfterMs?: number | undefined;
+}
+
+/** The server for one connection, session or request. */
+function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, served: ServedFor): McpBridgeServer {
+  const { followChanges, caller, taskOwner, user } = served;
   const server = new McpBridgeServer(
     { name: options.name ?? 'toolbus', version: options.version ?? '0.1.0' },
     {
-      capabilities: { tools: { listChanged: true } },
+      // logging: tools' ctx.log messages, filtered by the level each client sets (logging/setLevel).
+      capabilities: { tools: { listChanged: true }, logging: {} },
       ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
     },
   );
@@ -252,6 +323,14 @@ function buildServer(
           },
         })
       : undefined;
+  serveMcpContent(server, {
+    resources: options.resources,
+    prompts: options.prompts,
+    promptFilter: options.promptFilter,
+    caller,
+    user,
+    followChanges,
+  });
   server.setRequestHandler('tools/list', () => ({
     tools: toMcpTools(shown?.visible() ?? tools.list(), server.servesTasks && server.legacyEra),
   }));
@@ -272,34 +351,42 @@ function buildServer(
       }
       // A client that sent a progress token hears the tool's ctx.progress reports as MCP notifications.
       const progressToken = ctx.mcpReq._meta?.progressToken;
-      // Sent before the result: a client drops a call's progress handler once its response arrives.
-      let lastNotice: Promise<unknown> | undefined;
-      const result = await calls.call(name, request.params.arguments ?? {}, {
-        signal: ctx.mcpReq.signal,
-        callId: String(ctx.mcpReq.id),
-        caller,
-        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-        ...(progressToken !== undefined
-          ? {
-              onProgress: (update: ToolProgress) => {
-                const sent = ctx.mcpReq
-                  .notify({
-                    method: 'notifications/progress',
-                    params: {
-                      progressToken,
-                      progress: update.progress,
-                      ...(update.total !== undefined ? { total: update.total } : {}),
-                      ...(update.message !== undefined ? { message: update.message } : {}),
-                    },
-                  })
-                  .catch(() => undefined);
-                // One transport sends in order: waiting for the last one waits for them all.
-                lastNotice = sent;
-              },
-            }
-          : {}),
-      });
-      if (lastNotice !== undefined) await lastNotice;
+      // Progress and log notifications are sent before the result: a client drops a call's handlers
+      // once its response arrives.
+      const notices = new CallNotices();
+      // A long call's stream is closed; the client resumes it and gets the result there (SEP-1699).
+      const closeSse = ctx.http?.closeSSE;
+      const closer =
+        served.closeStreamsAfterMs !== undefined && closeSse !== undefined
+          ? setTimeout(closeSse, served.closeStreamsAfterMs)
+          : undefined;
+      const result = await calls
+        .call(name, request.params.arguments ?? {}, {
+          signal: ctx.mcpReq.signal,
+          callId: String(ctx.mcpReq.id),
+          caller,
+          clientFeatures: mcpClientFeatures(server, ctx, name, notices),
+          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          ...(progressToken !== undefined
+            ? {
+                onProgress: (update: ToolProgress) => {
+                  notices.track(
+                    ctx.mcpReq.notify({
+                      method: 'notifications/progress',
+                      params: {
+                        progressToken,
+                        progress: update.progress,
+                        ...(update.total !== undefined ? { total: update.total } : {}),
+                        ...(update.message !== undefined ? { message: update.message } : {}),
+                      },
+                    }),
+                  );
+                },
+              }
+            : {}),
+        })
+        .finally(() => clearTimeout(closer));
+      await notices.drained();
       // MCP answers an unknown tool with a protocol error (-32602), in the tool set's one message.
       if (result.error?.code === 'unknown-tool') {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, result.content);
@@ -342,7 +429,7 @@ function buildServer(
  * ```
  */
 export function createMcpServer(tools: McpBridgeTools, options: McpBridgeOptions = {}): Server {
-  return buildServer(tools, options, true, 'mcp', connectionOwner());
+  return buildServer(tools, options, { followChanges: true, caller: 'mcp', taskOwner: connectionOwner() });
 }
 
 /**
@@ -355,15 +442,51 @@ export function createMcpServer(tools: McpBridgeTools, options: McpBridgeOptions
  * ```
  */
 export function serveMcpStdio(tools: McpBridgeTools, options: ServeMcpStdioOptions = {}): McpStdioBridge {
-  const transport =
-    options.stdin || options.stdout ? new StdioServerTransport(options.stdin, options.stdout) : undefined;
-  const handle = serveStdio(() => buildServer(tools, options, true, 'mcp:stdio', connectionOwner()), {
-    ...(transport ? { transport } : {}),
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  // A line that is not JSON, or not JSON-RPC, gets its error reply here and never reaches the SDK (which
+  // would drop it silently).
+  const lines = new JsonRpcLineFilter((reply) => {
+    if (stdout.writable) stdout.write(reply);
+  });
+  stdin.pipe(lines);
+  const transport = new StdioServerTransport(lines, stdout);
+  const build = (): McpBridgeServer =>
+    buildServer(tools, options, { followChanges: true, caller: 'mcp:stdio', taskOwner: connectionOwner() });
+  const handle = serveStdio(build, {
+    transport,
     ...(options.onError ? { onerror: options.onError } : {}),
   });
   let closing: Promise<void> | undefined;
   return {
-    close: () => (closing ??= handle.close()),
+    close: () =>
+      (closing ??= handle.close().finally(() => {
+        stdin.unpipe(lines);
+        lines.destroy();
+      })),
+  };
+}
+
+/** The resumability options with their defaults, checked. */
+function resolveResumability(given: McpResumabilityOptions): Required<
+  Omit<McpResumabilityOptions, 'closeStreamsAfterMs'>
+> & {
+  closeStreamsAfterMs: number | undefined;
+} {
+  const where = 'createMcpHttpHandler resumability';
+  return {
+    retryMs: numberOption(where, 'retryMs', given.retryMs, 1000, { integer: true, zero: true }),
+    maxEventsPerSession: numberOption(
+      where,
+      'maxEventsPerSession',
+      given.maxEventsPerSession,
+      DEFAULT_MAX_EVENTS_PER_SESSION,
+      { integer: true, min: 1 },
+    ),
+    closeStreamsAfterMs:
+      given.closeStreamsAfterMs === undefined
+        ? undefined
+        : numberOption(where, 'closeStreamsAfterMs', given.closeStreamsAfterMs, 0, { integer: true, min: 1 }),
   };
 }
 
@@ -378,6 +501,8 @@ interface SessionSlot {
   /** The endpoint it was opened at, when the caller said. */
   readonly endpoint: string | undefined;
   readonly transport: NodeStreamableHTTPServerTransport;
+  /** The session's server, once made: its negotiated protocol revision decides whether it batches. */
+  server: McpBridgeServer | undefined;
   /** Responses of the session still open: requests in flight and GET (SSE) streams. */
   open: number;
   /** `Date.now()` when the last open response ended. */
@@ -435,37 +560,52 @@ export function createMcpHttpHandler(
     { infinity: true },
   );
   const onError = options.onError;
+  const resumability =
+    options.resumability === undefined ? undefined : resolveResumability(options.resumability);
   /** The bridge options of one request: the handler's, with the request's search mode. */
-  const requestOptions = (request: McpHttpRequest | undefined): McpBridgeOptions =>
-    request?.toolSearch === undefined
-      ? options
-      : request.toolSearch === false
-        ? { ...options, toolSearch: undefined }
-        : { ...options, toolSearch: request.toolSearch };
+  const requestOptions = (request: McpHttpRequest | undefined): McpBridgeOptions => {
+    if (request?.toolSearch === undefined && request?.promptFilter === undefined) return options;
+    const resolved: McpBridgeOptions = { ...options };
+    if (request.toolSearch !== undefined) {
+      resolved.toolSearch = request.toolSearch === false ? undefined : request.toolSearch;
+    }
+    if (request.promptFilter !== undefined) resolved.promptFilter = request.promptFilter;
+    return resolved;
+  };
   // The client of the request being served, for the stateless servers the SDK makes per request.
   const clients = new AsyncLocalStorage<{
     client: string;
     tools: McpBridgeTools;
     options: McpBridgeOptions;
+    user: string | undefined;
   }>();
   const modern = createMcpHandler(
     () => {
       const served = clients.getStore();
       // Stateless 2026-07-28 requests: no tasks (that revision has no 2025-era task methods).
-      return buildServer(
-        served?.tools ?? tools,
-        served?.options ?? options,
-        false,
-        `mcp:${served?.client ?? 'unknown'}`,
-        undefined,
-      );
+      return buildServer(served?.tools ?? tools, served?.options ?? options, {
+        followChanges: false,
+        caller: `mcp:${served?.client ?? 'unknown'}`,
+        taskOwner: undefined,
+        user: served?.user,
+      });
     },
     {
       ...(onError ? { onerror: onError } : {}),
     },
   );
   const modernNode = toNodeHandler(modern, onError ? { onerror: onError } : {});
-  const unsubscribe = subscribe(tools, () => modern.notify.toolsChanged());
+  const unsubscribeTools = subscribe(tools, () => modern.notify.toolsChanged());
+  const unsubscribeResources = options.resources?.onChange?.((change) => {
+    if (change.listChanged) modern.notify.resourcesChanged();
+    for (const uri of change.updated) modern.notify.resourceUpdated(uri);
+  });
+  const unsubscribePrompts = options.prompts?.onChange?.(() => modern.notify.promptsChanged());
+  const unsubscribe = (): void => {
+    unsubscribeTools();
+    unsubscribeResources?.();
+    unsubscribePrompts?.();
+  };
   /** Initialized sessions by id. */
   const sessions = new Map<string, SessionSlot>();
   /** Every slot counted against the caps: initialized sessions and those still initializing. */
@@ -473,9 +613,29 @@ export function createMcpHttpHandler(
   const slotsPerClient = new Map<string, number>();
   let closed = false;
 
-  const jsonRpcError = (res: ServerResponse, status: number, code: number, message: string): void => {
+  const jsonRpcError = (
+    res: ServerResponse,
+    status: number,
+    code: number,
+    message: string,
+    id: string | number | null = null,
+  ): void => {
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }));
+  };
+
+  /**
+   * The protocol revision a request speaks, for the batch rule: its session's, else its
+   * `MCP-Protocol-Version` header's, else its own `initialize`'s, else 2025-03-26 (the transport's rule
+   * for a request without the header).
+   */
+  const revisionOf = (req: IncomingMessage, sessionId: string | undefined, body: unknown): string => {
+    const negotiated = sessionId !== undefined ? sessions.get(sessionId)?.server?.protocolVersion : undefined;
+    if (negotiated !== undefined) return negotiated;
+    const header = req.headers['mcp-protocol-version'];
+    if (typeof header === 'string' && header !== '') return header;
+    const asked = isInitializeRequest(body) ? body.params.protocolVersion : undefined;
+    return typeof asked === 'string' ? asked : DEFAULT_HTTP_REVISION;
   };
 
   /** Why a new session of `client` is refused, or undefined when a slot is free. */
@@ -590,9 +750,26 @@ export function createMcpHttpHandler(
         try {
           parsedBody = text ? JSON.parse(text) : undefined;
         } catch {
-          return jsonRpcError(res, 400, -32700, 'Parse error');
+          return jsonRpcError(
+            res,
+            400,
+            JsonRpcErrorCode.ParseError,
+            'Parse error: the body is not valid JSON',
+          );
         }
-        if (!legacy) legacy = await isLegacyRequest(web, parsedBody);
+        if (!legacy && parsedBody !== undefined) legacy = await isLegacyRequest(web, parsedBody);
+      }
+      // Valid JSON that is no JSON-RPC message is an invalid request (the SDK would call it a parse error),
+      // and so is a batch on a revision that removed batching.
+      const problem = postBodyProblem(parsedBody, revisionOf(req, sessionId, parsedBody));
+      if (problem !== undefined) {
+        return jsonRpcError(
+          res,
+          400,
+          JsonRpcErrorCode.InvalidRequest,
+          `Invalid Request: ${problem}`,
+          jsonRpcIdOf(parsedBody),
+        );
       }
     }
     if (sessionId !== undefined) {
@@ -614,6 +791,11 @@ export function createMcpHttpHandler(
           `this MCP session was opened at ${slot.endpoint ?? 'another endpoint'}; open one at this endpoint`,
         );
       }
+      // A resumable session speaks the revision it negotiated: the SDK reads the header to decide whether
+      // a stream may open with a priming event (2025-11-25 on), and some clients send an older one.
+      const negotiated = slot.server?.protocolVersion;
+      if (resumability !== undefined && negotiated !== undefined)
+        req.headers['mcp-protocol-version'] = negotiated;
       const end = track(slot, res);
       try {
         await slot.transport.handleRequest(req, res, parsedBody);
@@ -631,12 +813,19 @@ export function createMcpHttpHandler(
         onsessioninitialized: (id) => {
           if (slots.has(slot)) sessions.set(id, slot);
         },
+        ...(resumability !== undefined
+          ? {
+              eventStore: new MemoryEventStore(resumability.maxEventsPerSession),
+              retryInterval: resumability.retryMs,
+            }
+          : {}),
       });
       const slot: SessionSlot = {
         client,
         principal: request?.principal,
         endpoint: request?.endpoint,
         transport,
+        server: undefined,
         open: 0,
         idleSince: Date.now(),
       };
@@ -648,13 +837,14 @@ export function createMcpHttpHandler(
           request?.principal !== undefined
             ? principalOwner(request.principal, request.endpoint)
             : connectionOwner();
-        await buildServer(
-          request?.tools ?? tools,
-          requestOptions(request),
-          true,
-          `mcp:${client}`,
+        slot.server = buildServer(request?.tools ?? tools, requestOptions(request), {
+          followChanges: true,
+          caller: `mcp:${client}`,
           taskOwner,
-        ).connect(transport);
+          user: request?.user,
+          closeStreamsAfterMs: resumability?.closeStreamsAfterMs,
+        });
+        await slot.server.connect(transport);
         await transport.handleRequest(req, res, parsedBody);
       } finally {
         if (res.writableFinished) end();
@@ -668,8 +858,9 @@ export function createMcpHttpHandler(
       return;
     }
     const client = request?.client ?? req.socket.remoteAddress ?? 'unknown';
-    await clients.run({ client, tools: request?.tools ?? tools, options: requestOptions(request) }, () =>
-      modernNode(req, res, parsedBody),
+    await clients.run(
+      { client, tools: request?.tools ?? tools, options: requestOptions(request), user: request?.user },
+      () => modernNode(req, res, parsedBody),
     );
   };
 

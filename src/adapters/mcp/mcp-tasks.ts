@@ -15,15 +15,19 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   RELATED_TASK_META_KEY,
+  ResourceNotFoundError,
   Server,
   type CallToolResult,
   type CreateTaskResult,
+  type JSONRPCMessage,
   type JSONRPCRequest,
   type ListTasksResult,
   type Result,
   type ServerCapabilities,
   type ServerContext,
+  type RequestId,
   type Task,
+  type Transport,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { FINAL_CALL_STATUSES, type CallRecord } from '../../bus/index.js';
@@ -63,15 +67,54 @@ function taskParamOf(params: unknown): { ttl?: unknown } | undefined {
   return typeof task === 'object' && task !== null && !Array.isArray(task) ? task : undefined;
 }
 
+/** The 2025-era error code of a read of an unknown resource. */
+const RESOURCE_NOT_FOUND = -32002;
+/** Not-found answers pending at once per connection (requests in flight), beyond which the oldest go. */
+const MAX_PENDING_NOT_FOUND = 1024;
+
 /**
  * The bridge's `Server`. When it serves tasks, a task-augmented `tools/call` of a 2025-era connection
  * may answer a `CreateTaskResult`, which the SDK's own `tools/call` result check (made for
  * `CallToolResult`) would refuse; any other request goes through that check as before. It advertises
- * the `tasks` capability on 2025-era connections only.
+ * the `tasks` capability on 2025-era connections only. A 2025-era read of an unknown resource is
+ * answered with that era's -32002 "Resource not found" (the SDK sends 2026-07-28's -32602 in every era).
  */
 export class McpBridgeServer extends Server {
   /** Set by {@link serveMcpTasks}. */
   servesTasks = false;
+  /** Ids of 2025-era requests answered "resource not found", whose error code goes out as -32002. */
+  readonly #notFound = new Set<RequestId>();
+
+  /**
+   * The error for a read of `uri`, which does not exist, in request `id`: MCP's "Resource not found"
+   * with the URI in `data` (-32002 on a 2025-era connection, -32602 on a later one).
+   */
+  resourceNotFound(id: RequestId, uri: string): ProtocolError {
+    if (this.legacyEra) {
+      this.#notFound.add(id);
+      if (this.#notFound.size > MAX_PENDING_NOT_FOUND) {
+        this.#notFound.delete(this.#notFound.values().next().value as RequestId);
+      }
+    }
+    return new ResourceNotFoundError(uri, `Resource not found: ${uri}`);
+  }
+
+  override async connect(transport: Transport): Promise<void> {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => send(this.#withEraCode(message), options);
+    return super.connect(transport);
+  }
+
+  #withEraCode(message: JSONRPCMessage): JSONRPCMessage {
+    if (this.#notFound.size === 0 || !('error' in message) || message.id === undefined) return message;
+    if (!this.#notFound.delete(message.id)) return message;
+    return { ...message, error: { ...message.error, code: RESOURCE_NOT_FOUND } };
+  }
+
+  /** The protocol revision the connection negotiated, once it has. */
+  get protocolVersion(): string | undefined {
+    return this._negotiatedProtocolVersion;
+  }
 
   /** True once the connection negotiated a 2025-era protocol revision. */
   get legacyEra(): boolean {

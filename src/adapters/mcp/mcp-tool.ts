@@ -77,7 +77,14 @@ export class McpTool extends BaseTool {
   constructor(session: McpSession, definition: McpToolDefinition, options: McpToolOptions = {}) {
     const annotations = annotationsOf(definition);
     const outputSchema = outputSchemaOf(definition);
+    // The parameters leave the server's `$schema` out; the tool keeps it, so serving it again (the MCP
+    // bridge) says the same dialect.
+    const dialect =
+      options.parameters === undefined
+        ? (definition.inputSchema as { $schema?: unknown })?.$schema
+        : undefined;
     super({
+      ...(typeof dialect === 'string' && dialect !== '' ? { schemaDialect: dialect } : {}),
       name: options.name ?? encodeToolName(definition.name),
       description: options.description ?? definition.description ?? definition.title ?? definition.name,
       parameters: options.parameters ?? inputSchemaOf(definition),

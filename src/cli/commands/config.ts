@@ -39,6 +39,8 @@ export const KNOWN_CONFIG_TYPES = {
   tool: 'a tool the agent sees: type (tool-service, prompt, text-completion, function, http, mcp-tool), name, ...',
   mcp: 'an MCP server that mcp-tool items refer to',
   prompt: "a prompt template that 'prompt' tools may refer to by id",
+  resource:
+    'a resource for MCP clients: uri or uri-template, name, description, mime-type, and text, blob or service',
   principal: "a named API key: roles, token hash, tools, rate (written by 'toolbus principal add')",
   role: 'settings of a role for every principal holding it: tools, rate, maxInFlight',
   quota: "a tool's rate limit: rate, burst, per (principal or all)",
@@ -101,6 +103,28 @@ tools can share one service, each with its own values for the service's config-p
   toolbus config list tool --json
 
 Other tool types (field 'type' of a tool item): text-completion, prompt, function, http, mcp-tool.
+A prompt tool item is also served to MCP clients as a prompt of the same name (prompts/list,
+prompts/get, with its arguments; an argument's "enum" values are its completions), with or
+without a model.
+
+Resources (resource/ID) are served to MCP clients (/mcp of 'toolbus up', 'toolbus mcp serve'):
+  uri            one resource's URI, with a scheme ("docs://readme"); or
+  uri-template   a family of URIs, RFC 6570 level 1 ("weather://city/{name}"): each {variable}
+                 stands for one path segment (no '/'), read through 'service'
+  name           a short name (default: ID); title, description: for people
+  mime-type      "text/plain", "image/png", ...
+  text | blob    a static resource's contents (blob: base64); or
+  service        a tool-service id: a read calls it with the template's variables as arguments
+                 (none for a fixed uri) and the item's values for the service's config-params,
+                 as a tool item gives them; its answer is the contents
+  variables      optional, for a template: [{"name", "description", "enum": [values]}]; the
+                 enum values are checked on read and offered as completions
+  toolbus config put resource/readme '{"uri":"docs://readme","mime-type":"text/markdown",
+    "description":"The project README","text":"# Hello"}'
+  toolbus config put resource/joke '{"uri-template":"joke://{topic}","mime-type":"text/plain",
+    "service":"joke-service","style":"pun","variables":[{"name":"topic","enum":["cats","dogs"]}]}'
+A change of a static item sends notifications/resources/updated to clients subscribed to it, and
+a change of the set sends notifications/resources/list_changed.
 
 A tool service with "delivery": "durable" takes its calls from a work queue: they wait for a
 replica, survive a replica that dies (on NATS), and keep their results (toolbus call --async). A

@@ -21,8 +21,9 @@ const help = `Usage: toolbus mcp serve [--search] [--profile ID] [--nats URL | -
        toolbus mcp logout <id> [--nats URL | --store PATH]
 
 serve    Serve every tool of the registry (config tools, tool services on the bus, announced
-         services) to an MCP client over stdin/stdout. The tool list follows config changes
-         (notifications/tools/list_changed). Logs go to stderr; stdout carries MCP only.
+         services) to an MCP client over stdin/stdout, with the resource/<id> items as MCP
+         resources and the prompt tool items as MCP prompts. The lists follow config changes
+         (list_changed notifications). Logs go to stderr; stdout carries MCP only.
          Tool services in other processes answer only over a shared bus (--nats); to serve the
          embedded 'toolbus up', connect the MCP client to its http://127.0.0.1:8888/mcp instead.
 import   Connect to the MCP server in config item mcp/<id> and write one tool/<name> item of type
@@ -101,9 +102,13 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     for (const problem of local.problems())
       io.stderr.write(`toolbus mcp serve: ${problem.key}: ${problem.message}\n`);
     let tools = local.tools;
+    let promptFilter: ((name: string) => boolean) | undefined;
     if (values.profile !== undefined) {
       try {
-        tools = local.profile(values.profile);
+        const profile = local.profile(values.profile);
+        tools = profile;
+        // A prompt is a prompt tool: a profile shows the prompts of its tools.
+        promptFilter = (name) => profile.get(name) !== undefined;
       } catch (error) {
         if (isToolbusError(error)) throw new UsageError(error.message);
         throw error;
@@ -119,6 +124,9 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     }
     const bridge = serveMcpStdio(tools, {
       ...(values.search ? { toolSearch: {} } : {}),
+      resources: local.resources,
+      prompts: local.prompts,
+      ...(promptFilter !== undefined ? { promptFilter } : {}),
       stdin: io.stdin,
       stdout: io.stdout,
       onError: (error) => io.stderr.write(`toolbus mcp serve: ${error.message}\n`),
