@@ -489,8 +489,8 @@ export class ToolSet implements ToolProvider {
     const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, callerSignal);
     // Only a call somebody listens to for progress pays for a sink.
     control.progressSink = this.#progressListeners(name, callId, user, options);
-    control.features = options.clientFeatures;
-    control.caller = options.caller;
+    if (options.clientFeatures !== undefined) control.features = options.clientFeatures;
+    if (options.caller !== undefined) control.caller = options.caller;
     control.setDeadline(deadline, timed);
     // One listener on the caller's signal however many calls share it; `handleEvent`: no closure per call.
     if (callerSignal !== undefined) control.unwatch = onAbort(callerSignal, control);
@@ -554,8 +554,8 @@ export class ToolSet implements ToolProvider {
     }
     const budgetMs = Math.min(timeoutMs, leftMs);
     const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, options.signal);
-    control.features = options.clientFeatures;
-    control.caller = options.caller;
+    if (options.clientFeatures !== undefined) control.features = options.clientFeatures;
+    if (options.caller !== undefined) control.caller = options.caller;
     const listeners = this.#progressListeners(name, callId, user, options);
     // Always a sink: a report is what keeps the call alive, listened to or not.
     control.progressSink = (update) => {

@@ -3,7 +3,8 @@
  * -32600 Invalid Request (not -32700), a batch is refused on a 2025-06-18-or-later session (HTTP 400,
  * saying batching was removed) and still served on a 2025-03-26 one, checked with raw HTTP against the
  * handler and behind the gateway; and a real `toolbus mcp serve` child answers a malformed line with
- * -32700 (`id: null`) and a non-JSON-RPC line with -32600, and keeps serving.
+ * -32700 (`id: null`) and a non-JSON-RPC line with -32600, and keeps serving (its config's resource and
+ * prompt items included).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { createMcpHttpHandler, type McpHttpHandler } from '../../src/adapters/mcp/index.js';
+import { SqliteConfigStore } from '../../src/config/sqlite/index.js';
 import { createGateway } from '../../src/gateway/index.js';
 import { FunctionTool, LiveToolSet } from '../../src/tools/index.js';
 import { ROOT } from '../support/cli.js';
@@ -178,6 +180,16 @@ describe('toolbus mcp serve (stdio) answers bad lines and keeps serving', { time
   test('-32700 for a malformed line, -32600 for a non-JSON-RPC one, then a normal session', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'toolbus-stdio-strict-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
+    // Config items it serves besides the tools: a resource, and a prompt tool item as an MCP prompt.
+    const store = new SqliteConfigStore({ path: join(dir, 'config.db') });
+    await store.put('resource', 'readme', { uri: 'docs://readme', text: '# Hello' });
+    await store.put('tool', 'greet', {
+      type: 'prompt',
+      description: 'Greets someone',
+      template: 'Say hello to {{who}}',
+      arguments: [{ name: 'who', type: 'string', description: 'Whom' }],
+    });
+    await store.close();
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'mcp', 'serve', '--store', join(dir, 'config.db')],
@@ -222,6 +234,17 @@ describe('toolbus mcp serve (stdio) answers bad lines and keeps serving', { time
     child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
     child.stdin.write('{"jsonrpc":"2.0","id":5,"method":"ping"}\n');
     assert.deepEqual(await next(5), { jsonrpc: '2.0', id: 5, result: {} });
+    child.stdin.write(
+      '{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"docs://readme"}}\n',
+    );
+    assert.deepEqual((await next(6))['result'], { contents: [{ uri: 'docs://readme', text: '# Hello' }] });
+    child.stdin.write(
+      '{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"Ada"}}}\n',
+    );
+    assert.deepEqual((await next(7))['result'], {
+      description: 'Greets someone',
+      messages: [{ role: 'user', content: { type: 'text', text: 'Say hello to Ada' } }],
+    });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.stdin.end();
     await exited;

@@ -420,6 +420,9 @@ function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, served: S
  * An MCP server (the SDK's low-level `Server`) exposing `tools`: `tools/list` from `tools.list()`,
  * `tools/call` through `tools.call` (errors and bad arguments come back as `isError` results; the client's
  * cancel aborts the tool's signal). Sends `notifications/tools/list_changed` when `tools.onChange` fires.
+ * A tool's `ctx.log` reaches the client as `notifications/message` (the `logging` capability, filtered by
+ * `logging/setLevel`), and `ctx.elicit` / `ctx.sample` ask a 2025-era client that declared elicitation /
+ * sampling. With `options.resources` and `options.prompts` it serves those too, with completion.
  * Connect it to any transport.
  *
  * @example
