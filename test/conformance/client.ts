@@ -5,10 +5,15 @@
  * public MCP client (`mcpServerTools` from `toolbus/mcp`, OAuth included), lists the tools, calls the
  * one the scenario expects and closes. It exits 1 with one line on stderr when something fails.
  *
- * `test/conformance/run-client.sh` runs every client scenario against it.
+ * `npm run conformance` (scripts/conformance.mjs) runs every client scenario against it.
  */
 import { requestJwtAuthorizationGrant } from '@modelcontextprotocol/client';
-import { mcpServerTools, type McpAuthorizeRequest, type McpOAuthOptions } from 'toolbus/mcp';
+import {
+  mcpServerTools,
+  type McpAuthorizeRequest,
+  type McpOAuthOptions,
+  type ToolClientFeatures,
+} from 'toolbus/mcp';
 
 /** The client ID metadata document URL the suite expects a CIMD client to use (it is never fetched). */
 const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
@@ -19,6 +24,15 @@ const REDIRECT_URL = 'http://127.0.0.1:3000/callback';
 const TOOL_CALLS: Record<string, { name: string; args: Record<string, unknown> }> = {
   tools_call: { name: 'add_numbers', args: { a: 2, b: 3 } },
   'sse-retry': { name: 'test_reconnection', args: {} },
+  'elicitation-sep1034-client-defaults': { name: 'test_client_elicitation_defaults', args: {} },
+};
+
+/**
+ * The caller behind the calls, as a program offers it: a person who accepts every form without
+ * touching it, so toolbus's client fills in the schema's defaults (SEP-1034).
+ */
+const caller: ToolClientFeatures = {
+  elicit: async () => ({ action: 'accept', content: {} }),
 };
 
 /**
@@ -112,9 +126,6 @@ function oauthFor(scenario: string): McpOAuthOptions | undefined {
 }
 
 async function run(scenario: string, serverUrl: string): Promise<void> {
-  if (scenario === 'elicitation-sep1034-client-defaults') {
-    throw new Error('elicitation is not handled here yet (it needs the tool-context API for elicitation)');
-  }
   const oauth = oauthFor(scenario);
   const tools = await mcpServerTools({ url: serverUrl, id: 'conformance', ...(oauth ? { oauth } : {}) });
   try {
@@ -122,7 +133,7 @@ async function run(scenario: string, serverUrl: string): Promise<void> {
     const call =
       TOOL_CALLS[scenario] ?? (names.includes('test-tool') ? { name: 'test-tool', args: {} } : undefined);
     if (call) {
-      const result = await tools.call(call.name, call.args);
+      const result = await tools.call(call.name, call.args, { clientFeatures: caller });
       if (result.isError) throw new Error(result.content);
     }
   } finally {

@@ -112,3 +112,14 @@ export type {
   CompletionSource,
   UriTemplate,
 } from '../../tools/index.js';
+export type {
+  ToolClientFeatures,
+  ToolLogLevel,
+  ElicitationRequest,
+  ElicitationResult,
+  SamplingRequest,
+  SamplingResult,
+  SamplingMessage,
+  SamplingContent,
+  SamplingModelPreferences,
+} from '../../tools/index.js';

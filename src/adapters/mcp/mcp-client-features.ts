@@ -6,22 +6,13 @@
  * `tools/call` being served (on Streamable HTTP it travels on that call's stream) and cancelled with it.
  */
 import type {
-  ContentBlock,
-  CreateMessageRequestParamsBase,
   CreateMessageResult,
   ElicitRequestFormParams,
   ServerContext,
 } from '@modelcontextprotocol/server';
-import {
-  MAX_TIMER_MS,
-  ToolError,
-  toolAbortError,
-  type SamplingContent,
-  type SamplingRequest,
-  type SamplingResult,
-  type ToolClientFeatures,
-} from '../../tools/index.js';
+import { MAX_TIMER_MS, ToolError, toolAbortError, type ToolClientFeatures } from '../../tools/index.js';
 import type { McpBridgeServer } from './mcp-tasks.js';
+import { samplingParams, samplingResult } from './mcp-sampling.js';
 
 /**
  * The notifications one call sent, so the bridge can wait for them before it answers: a client drops
@@ -40,65 +31,6 @@ export class CallNotices {
   drained(): Promise<unknown> | undefined {
     return this.#last;
   }
-}
-
-/** A sampling part as an MCP content block; any other part (not allowed in sampling) as its text. */
-function toBlock(part: SamplingContent): ContentBlock {
-  switch (part.type) {
-    case 'text':
-      return { type: 'text', text: part.text };
-    case 'image':
-    case 'audio':
-      return { type: part.type, data: part.data, mimeType: part.mimeType };
-    default: {
-      const other = part as { type?: unknown };
-      return { type: 'text', text: `[${String(other.type)} content]` };
-    }
-  }
-}
-
-function toBlocks(content: SamplingContent | SamplingContent[]): ContentBlock | ContentBlock[] {
-  return Array.isArray(content) ? content.map(toBlock) : toBlock(content);
-}
-
-/** An MCP sampling content block as a toolbus part; a block toolbus has no part for, as text. */
-function toPart(block: unknown): SamplingContent {
-  const b = block as { type?: unknown; text?: unknown; data?: unknown; mimeType?: unknown };
-  if (b.type === 'text' && typeof b.text === 'string') return { type: 'text', text: b.text };
-  if (
-    (b.type === 'image' || b.type === 'audio') &&
-    typeof b.data === 'string' &&
-    typeof b.mimeType === 'string'
-  ) {
-    return { type: b.type, data: b.data, mimeType: b.mimeType };
-  }
-  return { type: 'text', text: `[${String(b.type ?? 'unknown')} content]` };
-}
-
-/** `ctx.sample`'s request as MCP's `sampling/createMessage` params. */
-function samplingParams(request: SamplingRequest): CreateMessageRequestParamsBase {
-  const params: CreateMessageRequestParamsBase = {
-    messages: request.messages.map((m) => ({ role: m.role, content: toBlocks(m.content) })),
-    maxTokens: request.maxTokens,
-  } as CreateMessageRequestParamsBase;
-  if (request.systemPrompt !== undefined) params.systemPrompt = request.systemPrompt;
-  if (request.temperature !== undefined) params.temperature = request.temperature;
-  if (request.stopSequences !== undefined) params.stopSequences = request.stopSequences;
-  if (request.modelPreferences !== undefined) params.modelPreferences = request.modelPreferences;
-  if (request.includeContext !== undefined) params.includeContext = request.includeContext;
-  if (request.metadata !== undefined) params.metadata = request.metadata;
-  return params;
-}
-
-function samplingResult(result: CreateMessageResult): SamplingResult {
-  const content = result.content as unknown;
-  const out: SamplingResult = {
-    role: result.role,
-    content: Array.isArray(content) ? content.map(toPart) : toPart(content),
-    model: result.model,
-  };
-  if (typeof result.stopReason === 'string') out.stopReason = result.stopReason;
-  return out;
 }
 
 /**

@@ -14,7 +14,8 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { ToolError, onAbort } from '../../tools/index.js';
+import { ToolError, onAbort, type ToolClientFeatures } from '../../tools/index.js';
+import { MCP_CLIENT_CAPABILITIES, ServerRequestRouter, answerServerRequests } from './mcp-server-requests.js';
 import { traceMcpClientCall } from './mcp-tracing.js';
 import { ToolbusError } from '../../errors/index.js';
 import { McpOAuthProvider, isAuthFailure, oauthError } from './oauth/index.js';
@@ -48,6 +49,12 @@ export interface McpCallOptions {
   displayName?: string;
   /** Progress notifications of this call. @default none */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Who answers what the server asks while this call runs: its elicitations, sampling requests and
+   * log messages (an `McpTool` passes its caller's `ctx.elicit`, `ctx.sample` and `ctx.log`). A request
+   * nobody can answer gets an error. @default none
+   */
+  clientFeatures?: ToolClientFeatures;
 }
 
 /** Options of {@link McpSession.connect} and {@link McpSession.listTools}. */
@@ -115,6 +122,8 @@ export class McpSession {
   readonly #clientName: string;
   readonly #clientVersion: string;
   readonly #listeners = new Set<ToolsListener>();
+  /** Which call a server's elicitation, sampling request or log message belongs to. */
+  readonly #serverRequests = new ServerRequestRouter();
   #client: Client | undefined;
   #connecting: Promise<Client> | undefined;
   #closed = false;
@@ -257,15 +266,18 @@ export class McpSession {
       this.#authorized(async () => {
         const client = await this.#ensureClient(signal);
         used = client;
-        const result = await client.callTool(
-          meta === undefined ? { name, arguments: args } : { name, arguments: args, _meta: meta },
-          {
-            timeout: timeoutMs,
-            resetTimeoutOnProgress: true,
-            maxTotalTimeout,
-            onprogress: (p) => onProgress?.(p),
-            ...(signal ? { signal } : {}),
-          },
+        // What the server asks during the call (elicitation, sampling, logs) goes to this call's caller.
+        const result = await this.#serverRequests.run(options.clientFeatures, () =>
+          client.callTool(
+            meta === undefined ? { name, arguments: args } : { name, arguments: args, _meta: meta },
+            {
+              timeout: timeoutMs,
+              resetTimeoutOnProgress: true,
+              maxTotalTimeout,
+              onprogress: (p) => onProgress?.(p),
+              ...(signal ? { signal } : {}),
+            },
+          ),
         );
         return result as CallToolResult;
       }, signal);
@@ -530,6 +542,7 @@ export class McpSession {
           // On stdio a silent probe means a 2025-only server; don't wait the whole connect timeout for it.
           probe: { timeoutMs: Math.min(this.#params.connectTimeoutMs, 10_000) },
         },
+        capabilities: MCP_CLIENT_CAPABILITIES,
         listChanged: {
           tools: {
             onChanged: (error, tools) => {
@@ -539,6 +552,7 @@ export class McpSession {
         },
       },
     );
+    answerServerRequests(client, this.#serverRequests, this.id);
     const transport = this.#transport();
     client.onclose = () => {
       if (this.#client === client) {

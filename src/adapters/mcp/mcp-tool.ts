@@ -2,7 +2,13 @@
  * @module `McpTool`: one tool of an MCP server as a toolbus `Tool`, calling through the shared session.
  */
 import type { JsonValue, ObjectJsonSchema } from '../../schema/index.js';
-import { BaseTool, encodeToolName, type ToolAnnotations, type ToolCallContext } from '../../tools/index.js';
+import {
+  BaseTool,
+  encodeToolName,
+  type ToolAnnotations,
+  type ToolCallContext,
+  type ToolClientFeatures,
+} from '../../tools/index.js';
 import { callToolResultToValue } from './mcp-result.js';
 import type { McpSession, McpToolDefinition } from './mcp-session.js';
 
@@ -48,6 +54,15 @@ function annotationsOf(def: McpToolDefinition): ToolAnnotations | undefined {
   if (typeof a.idempotentHint === 'boolean') out.idempotent = a.idempotentHint;
   if (typeof a.destructiveHint === 'boolean') out.destructive = a.destructiveHint;
   return out;
+}
+
+/** The caller's features, as the call's context offers them (rejecting `unsupported` where it cannot). */
+function callerFeatures(ctx: ToolCallContext): ToolClientFeatures {
+  return {
+    elicit: (request) => ctx.elicit(request),
+    sample: (request) => ctx.sample(request),
+    log: (level, data, logger) => ctx.log(level, data, logger),
+  };
 }
 
 /**
@@ -112,6 +127,8 @@ export class McpTool extends BaseTool {
       displayName: this.name,
       retryAfterReconnect: this.retryable,
       signal: ctx.signal,
+      // The server's questions, sampling requests and logs go to whoever called this tool.
+      clientFeatures: callerFeatures(ctx),
       ...(this.#timeoutMs !== undefined ? { timeoutMs: this.#timeoutMs } : {}),
       ...(onProgress || report
         ? {
