@@ -114,6 +114,11 @@ export interface GatewayMcpRequest {
    * policy (and, at `/mcp/<profile>`, the profile's tools) decide. @default all
    */
   promptFilter?: (name: string) => boolean;
+  /**
+   * Which resources this caller may see and read, by name: a key limited to some tools (its tool
+   * policy) sees the resources whose names its globs match. @default all
+   */
+  resourceFilter?: (name: string) => boolean;
   /** The end user the caller's requests are for (as for its tool calls). */
   user?: string;
 }
@@ -498,6 +503,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       ...(toolSearch !== undefined ? { toolSearch } : {}),
       promptFilter: (name) =>
         policy.allows(principal, name) && (profile === undefined || tools.get(name) !== undefined),
+      // A resource can be read through a tool service: a key limited to some tools is limited here too.
+      resourceFilter: (name) => policy.allows(principal, name),
       user,
       tools: policyTools(policy, principal, tools, {
         user,

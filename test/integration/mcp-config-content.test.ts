@@ -269,7 +269,7 @@ describe('resource items and prompt items through the registry', { timeout: 30_0
 });
 
 describe("toolbus up's /mcp", { timeout: 60_000 }, () => {
-  test('serves resource and prompt items; prompts follow the caller’s tool policy', async (t) => {
+  test('serves resource and prompt items; prompts and resources follow the caller’s tool policy', async (t) => {
     const ADMIN = 'mcp-content-admin-token-0123456789';
     const BOB = 'mcp-content-bob-token-0123456789ab';
     const home = await mkdtemp(join(tmpdir(), 'toolbus-mcp-content-'));
@@ -293,6 +293,12 @@ describe("toolbus up's /mcp", { timeout: 60_000 }, () => {
       'mime-type': 'text/plain',
       service: 'joke-service',
       style: 'pun',
+      variables: [{ name: 'topic', enum: ['cats', 'dogs'] }],
+    });
+    await system.store.put('resource', 'tell-news', {
+      uri: 'news://today',
+      'mime-type': 'text/plain',
+      text: 'Nothing happened.',
     });
     await system.store.put('tool', 'review', REVIEW_PROMPT);
     await system.store.put('tool', 'tell-story', { ...REVIEW_PROMPT, name: 'tell-story' });
@@ -331,9 +337,32 @@ describe("toolbus up's /mcp", { timeout: 60_000 }, () => {
       argument: { name: 'language', value: '' },
     });
     assert.deepEqual(hidden.completion.values, []);
+    // Bob's key may call 'tell-*' tools only: the joke resource, read through a tool service, is
+    // unknown to him, as is its template's completion; the 'tell-news' resource is his to read.
+    assert.deepEqual((await bob.listResourceTemplates()).resourceTemplates, []);
     assert.deepEqual(
-      (await bob.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate),
-      ['joke://{topic}'],
+      (await bob.listResources()).resources.map((r) => r.uri),
+      ['news://today'],
+    );
+    await assert.rejects(bob.readResource({ uri: 'joke://cats' }), (error: unknown) => {
+      assert.match((error as Error).message, /not found/i);
+      return true;
+    });
+    await assert.rejects(bob.subscribeResource({ uri: 'joke://cats' }), /not found/i);
+    const topics = {
+      ref: { type: 'ref/resource' as const, uri: 'joke://{topic}' },
+      argument: { name: 'topic', value: 'c' },
+    };
+    assert.deepEqual((await admin.complete(topics)).completion.values, ['cats']);
+    const noTopics = await bob.complete({
+      ref: { type: 'ref/resource', uri: 'joke://{topic}' },
+      argument: { name: 'topic', value: 'c' },
+    });
+    assert.deepEqual(noTopics.completion.values, []);
+    assert.equal(textOf((await bob.readResource({ uri: 'news://today' })).contents[0]), 'Nothing happened.');
+    assert.deepEqual(
+      (await admin.listResources()).resources.map((r) => r.uri),
+      ['news://today'],
     );
   });
 });

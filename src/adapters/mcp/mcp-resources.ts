@@ -18,6 +18,7 @@ import { isToolbusError } from '../../errors/index.js';
 import {
   MAX_COMPLETION_VALUES,
   missingPromptArgument,
+  parseUriTemplate,
   type PromptInfo,
   type PromptProvider,
   type ResourceContents,
@@ -37,6 +38,11 @@ export interface McpContentServing {
   prompts?: PromptProvider | undefined;
   /** Which prompts this server shows (a caller's tool policy); the others are unknown to it. */
   promptFilter?: ((name: string) => boolean) | undefined;
+  /**
+   * Which resources and templates this server shows, by name (a caller's tool policy); the others are
+   * unknown to it, and so is a URI none of the shown ones has.
+   */
+  resourceFilter?: ((name: string) => boolean) | undefined;
   /** Who reads (`ToolCallOptions.caller` style), passed to the resource provider. */
   caller: string;
   /** The end user reads are for, when known. */
@@ -112,6 +118,25 @@ function onClose(server: McpBridgeServer, fn: () => void): void {
   };
 }
 
+/**
+ * Whether `filter` lets a client reach `uri`: it names a shown resource, or matches a shown template. A
+ * URI of no listed resource or template is reachable only without a filter (a provider may serve more
+ * than it lists).
+ */
+function reachable(resources: ResourceProvider, filter: (name: string) => boolean, uri: string): boolean {
+  const fixed = resources.list().find((r) => r.uri === uri);
+  if (fixed !== undefined) return filter(fixed.name);
+  for (const template of resources.templates?.() ?? []) {
+    if (!filter(template.name)) continue;
+    try {
+      if (parseUriTemplate(template.uriTemplate).match(uri) !== undefined) return true;
+    } catch {
+      // A provider's malformed template matches nothing.
+    }
+  }
+  return false;
+}
+
 /** Registers the resources handlers (see the module) on `server`, before it connects. */
 function serveResources(
   server: McpBridgeServer,
@@ -120,12 +145,20 @@ function serveResources(
 ): void {
   server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
   const subscriptions = new Set<string>();
-  server.setRequestHandler('resources/list', () => ({ resources: resources.list().map(toMcpResource) }));
+  const filter = serving.resourceFilter;
+  const shown = <T extends { name: string }>(items: readonly T[]): readonly T[] =>
+    filter === undefined ? items : items.filter((item) => filter(item.name));
+  const hidden = (uri: string): boolean => filter !== undefined && !reachable(resources, filter, uri);
+  server.setRequestHandler('resources/list', () => ({
+    resources: shown(resources.list()).map(toMcpResource),
+  }));
   server.setRequestHandler('resources/templates/list', () => ({
-    resourceTemplates: (resources.templates?.() ?? []).map(toMcpTemplate),
+    resourceTemplates: shown(resources.templates?.() ?? []).map(toMcpTemplate),
   }));
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const uri = request.params.uri;
+    // A resource the caller may not see is one it cannot tell from one that does not exist.
+    if (hidden(uri)) throw server.resourceNotFound(ctx.mcpReq.id, uri);
     let contents: readonly ResourceContents[] | undefined;
     try {
       contents = await resources.read(uri, {
@@ -139,8 +172,9 @@ function serveResources(
     if (contents === undefined) throw server.resourceNotFound(ctx.mcpReq.id, uri);
     return { contents: contents.map(toMcpContents) };
   });
-  server.setRequestHandler('resources/subscribe', (request) => {
+  server.setRequestHandler('resources/subscribe', (request, ctx) => {
     const uri = request.params.uri;
+    if (hidden(uri)) throw server.resourceNotFound(ctx.mcpReq.id, uri);
     if (!subscriptions.has(uri) && subscriptions.size >= MAX_RESOURCE_SUBSCRIPTIONS) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
@@ -214,7 +248,7 @@ function servePrompts(server: McpBridgeServer, prompts: PromptProvider, serving:
 /** Answers `completion/complete` for prompt arguments and resource-template variables. */
 function serveCompletion(server: McpBridgeServer, serving: McpContentServing): void {
   server.registerCapabilities({ completions: {} });
-  const { prompts, resources, promptFilter } = serving;
+  const { prompts, resources, promptFilter, resourceFilter } = serving;
   server.setRequestHandler('completion/complete', async (request) => {
     const { ref, argument } = request.params;
     const context = request.params.context?.arguments ?? {};
@@ -225,7 +259,10 @@ function serveCompletion(server: McpBridgeServer, serving: McpContentServing): v
           prompts?.complete !== undefined && (promptFilter === undefined || promptFilter(ref.name));
         if (known) values = await prompts!.complete!(ref.name, argument.name, argument.value, context);
       } else if (ref.type === 'ref/resource' && resources?.complete !== undefined) {
-        values = await resources.complete(ref.uri, argument.name, argument.value, context);
+        const known =
+          resourceFilter === undefined ||
+          (resources.templates?.() ?? []).some((t) => t.uriTemplate === ref.uri && resourceFilter(t.name));
+        if (known) values = await resources.complete(ref.uri, argument.name, argument.value, context);
       }
     } catch (error) {
       throw providerError('completion', error);

@@ -94,6 +94,11 @@ export interface McpBridgeOptions {
    * the others are unknown to the client. @default all
    */
   promptFilter?: (name: string) => boolean;
+  /**
+   * Which resources and resource templates are shown and may be read, by name (e.g. a caller's tool
+   * policy); the others, and the URIs only they have, are unknown to the client. @default all
+   */
+  resourceFilter?: (name: string) => boolean;
 }
 
 /** Options of {@link serveMcpStdio}. */
@@ -198,6 +203,12 @@ export interface McpHttpRequest {
    * keeps the filter of the request that opened it. @default the handler's `promptFilter` (all)
    */
   promptFilter?: (name: string) => boolean;
+  /**
+   * Which resources this request may list, read, subscribe to and complete (e.g. the caller's tool
+   * policy); a session keeps the filter of the request that opened it. @default the handler's
+   * `resourceFilter` (all)
+   */
+  resourceFilter?: (name: string) => boolean;
   /** The end user the request is for, given to the resource provider's reads. @default none */
   user?: string;
 }
@@ -327,6 +338,7 @@ function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, served: S
     resources: options.resources,
     prompts: options.prompts,
     promptFilter: options.promptFilter,
+    resourceFilter: options.resourceFilter,
     caller,
     user,
     followChanges,
@@ -567,12 +579,19 @@ export function createMcpHttpHandler(
     options.resumability === undefined ? undefined : resolveResumability(options.resumability);
   /** The bridge options of one request: the handler's, with the request's search mode. */
   const requestOptions = (request: McpHttpRequest | undefined): McpBridgeOptions => {
-    if (request?.toolSearch === undefined && request?.promptFilter === undefined) return options;
+    if (
+      request?.toolSearch === undefined &&
+      request?.promptFilter === undefined &&
+      request?.resourceFilter === undefined
+    ) {
+      return options;
+    }
     const resolved: McpBridgeOptions = { ...options };
     if (request.toolSearch !== undefined) {
       resolved.toolSearch = request.toolSearch === false ? undefined : request.toolSearch;
     }
     if (request.promptFilter !== undefined) resolved.promptFilter = request.promptFilter;
+    if (request.resourceFilter !== undefined) resolved.resourceFilter = request.resourceFilter;
     return resolved;
   };
   // The client of the request being served, for the stateless servers the SDK makes per request.
