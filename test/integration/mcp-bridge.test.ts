@@ -19,6 +19,7 @@ import { MemoryBus } from '../../src/bus/index.js';
 import { DynamicToolService, createToolServiceTool } from '../../src/services/index.js';
 import { FunctionTool, LiveToolSet, type Tool as ToolbusTool } from '../../src/tools/index.js';
 import { waitFor } from '../fixtures/mcp-spawn.js';
+import { listenMcp } from '../support/mcp-http.js';
 
 interface Probe {
   aborted: boolean;
@@ -171,14 +172,7 @@ describe('createMcpHttpHandler with the official client over HTTP', { timeout: 3
       const probe: Probe = { aborted: false, started: false };
       const live = new LiveToolSet(makeTools(probe));
       const handler = createMcpHttpHandler(live);
-      const http = createServer((req, res) => void handler(req, res));
-      await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-      t.after(async () => {
-        await handler.close();
-        http.closeAllConnections();
-        await new Promise<void>((resolve) => http.close(() => resolve()));
-      });
-      const url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
+      const url = new URL(await listenMcp(t, handler));
       const changes: Tool[][] = [];
       const client = new Client(
         { name: 'test', version: '1' },

@@ -5,8 +5,6 @@
  * cancellation with the call, a client that declared neither (`unsupported`), and the same tool called
  * through `ToolSet.call` and the REST gateway, where nobody can answer.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -15,6 +13,7 @@ import { createMcpHttpHandler, createMcpServer } from '../../src/adapters/mcp/in
 import { createGateway } from '../../src/gateway/index.js';
 import { FunctionTool, LiveToolSet, ToolSet, type ToolLogLevel } from '../../src/tools/index.js';
 import { waitFor } from '../fixtures/mcp-spawn.js';
+import { listenMcp } from '../support/mcp-http.js';
 
 const LEVELS: ToolLogLevel[] = ['debug', 'info', 'warning', 'error'];
 
@@ -91,15 +90,7 @@ async function serveHttp(
   t: { after: (fn: () => Promise<void>) => void },
   tools: LiveToolSet,
 ): Promise<string> {
-  const handler = createMcpHttpHandler(tools);
-  const http = createServer((req, res) => void handler(req, res));
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  t.after(async () => {
-    await handler.close();
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-  });
-  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  return listenMcp(t, createMcpHttpHandler(tools));
 }
 
 describe('ctx.log over MCP', { timeout: 30_000 }, () => {

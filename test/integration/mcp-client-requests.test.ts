@@ -4,32 +4,13 @@
  * program's `clientFeatures`. Real parts: the SDK fixture server over Streamable HTTP and stdio, the
  * bridge on 127.0.0.1, and official MCP clients upstream.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMcpHttpHandler, mcpServerTools } from '../../src/adapters/mcp/index.js';
 import type { ElicitationRequest, ToolClientFeatures, ToolLogLevel } from '../../src/tools/index.js';
 import { startHttpFixture, stdioFixtureParams } from '../fixtures/mcp-spawn.js';
-
-/** The bridge serving `tools` on 127.0.0.1; its MCP URL. */
-async function serveBridge(tools: Parameters<typeof createMcpHttpHandler>[0]): Promise<{
-  url: string;
-  close(): Promise<void>;
-}> {
-  const mcp = createMcpHttpHandler(tools);
-  const server: Server = createServer((req, res) => void mcp(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
-    close: async () => {
-      await mcp.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+import { listenMcp } from '../support/mcp-http.js';
 
 /** An official MCP client that can answer elicitations and sampling requests, as `name`. */
 async function upstreamClient(
@@ -77,8 +58,7 @@ describe('a remote MCP server asks the caller of a toolbus call', { timeout: 60_
     t.after(() => fixture.stop());
     const remote = await mcpServerTools({ url: fixture.url, protocol: 'legacy', id: 'remote' });
     t.after(() => remote.close());
-    const bridge = await serveBridge(remote.tools);
-    t.after(() => bridge.close());
+    const bridge = { url: await listenMcp(t, createMcpHttpHandler(remote.tools)) };
 
     // Both questions must be open at once, so only the stream they came on can tell them apart.
     let arrived = 0;

@@ -8,8 +8,6 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -21,6 +19,7 @@ import { SqliteConfigStore } from '../../src/config/sqlite/index.js';
 import { createGateway } from '../../src/gateway/index.js';
 import { FunctionTool, LiveToolSet } from '../../src/tools/index.js';
 import { ROOT } from '../support/cli.js';
+import { listenMcp } from '../support/mcp-http.js';
 
 const tools = (): LiveToolSet =>
   new LiveToolSet([
@@ -77,14 +76,7 @@ type Mounted = { url: string; handler: McpHttpHandler };
 
 async function direct(t: { after: (fn: () => Promise<void>) => void }): Promise<Mounted> {
   const handler = createMcpHttpHandler(tools());
-  const http = createServer((req, res) => void handler(req, res));
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  t.after(async () => {
-    await handler.close();
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-  });
-  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, handler };
+  return { url: await listenMcp(t, handler), handler };
 }
 
 async function behindGateway(t: { after: (fn: () => Promise<void>) => void }): Promise<Mounted> {

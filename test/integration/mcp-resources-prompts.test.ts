@@ -5,8 +5,6 @@
  * `list_changed` for both, prompts/get with arguments and media, -32602 for a missing required argument
  * or an unknown prompt, completion (filtered, capped at 100 with total and hasMore) and a prompt filter.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -19,6 +17,7 @@ import {
 } from '../../src/adapters/mcp/index.js';
 import { LiveToolSet } from '../../src/tools/index.js';
 import { waitFor } from '../fixtures/mcp-spawn.js';
+import { listenMcp } from '../support/mcp-http.js';
 
 const PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
@@ -260,24 +259,13 @@ describe('over Streamable HTTP', { timeout: 30_000 }, () => {
   test('a session reads, gets and hears resources/updated on its GET stream', async (t) => {
     const resources = makeResources();
     const handler = createMcpHttpHandler(new LiveToolSet([]), { resources, prompts: makePrompts() });
-    const http = createServer((req, res) => void handler(req, res));
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    t.after(async () => {
-      await handler.close();
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    });
+    const url = await listenMcp(t, handler);
     const client = new Client({ name: 'http', version: '1' });
-    await client.connect(
-      new StreamableHTTPClientTransport(
-        new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`),
-      ),
-    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     t.after(() => client.close());
     assert.equal(textOf((await client.readResource({ uri: 'test://text' })).contents[0]), 'hello');
     assert.equal((await client.getPrompt({ name: 'hello' })).messages.length, 1);
     // On the wire, a 2025-era session gets -32002 with the uri.
-    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
     const headers = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',

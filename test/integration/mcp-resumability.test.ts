@@ -5,8 +5,6 @@
  * with `Last-Event-ID` gets its result; the official client does that by itself. Without the option
  * nothing of this happens. Plus the bounds of the in-memory event store.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -17,6 +15,7 @@ import {
   type McpHttpHandlerOptions,
 } from '../../src/adapters/mcp/index.js';
 import { FunctionTool, LiveToolSet } from '../../src/tools/index.js';
+import { listenMcp } from '../support/mcp-http.js';
 
 const slow = new FunctionTool(
   async ({ ms }: { ms: number }, ctx) => {
@@ -31,15 +30,7 @@ async function serve(
   t: { after: (fn: () => Promise<void>) => void },
   options: McpHttpHandlerOptions,
 ): Promise<string> {
-  const handler = createMcpHttpHandler(new LiveToolSet([slow]), options);
-  const http = createServer((req, res) => void handler(req, res));
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  t.after(async () => {
-    await handler.close();
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-  });
-  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  return listenMcp(t, createMcpHttpHandler(new LiveToolSet([slow]), options));
 }
 
 const BASE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

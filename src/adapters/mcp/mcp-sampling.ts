@@ -11,20 +11,14 @@ import type {
 } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../schema/index.js';
 import type { SamplingContent, SamplingRequest, SamplingResult } from '../../tools/index.js';
+import { partToContentBlock } from './mcp-result.js';
 
 /** A sampling part as an MCP content block; any other part (not allowed in sampling) as its text. */
 function toBlock(part: SamplingContent): ContentBlock {
-  switch (part.type) {
-    case 'text':
-      return { type: 'text', text: part.text };
-    case 'image':
-    case 'audio':
-      return { type: part.type, data: part.data, mimeType: part.mimeType };
-    default: {
-      const other = part as { type?: unknown };
-      return { type: 'text', text: `[${String(other.type)} content]` };
-    }
-  }
+  const type = (part as { type?: unknown }).type;
+  return type === 'text' || type === 'image' || type === 'audio'
+    ? partToContentBlock(part)
+    : { type: 'text', text: `[${String(type)} content]` };
 }
 
 function toBlocks(content: SamplingContent | SamplingContent[]): ContentBlock | ContentBlock[] {
