@@ -293,6 +293,9 @@ export interface ConfigResourcesOptions {
 export class ConfigResources implements ResourceProvider {
   readonly #options: ConfigResourcesOptions;
   #served = new Map<string, ServedItem>();
+  /** The served items with a fixed URI, by URI; those with a template, in key order (the one to match). */
+  #byUri = new Map<string, ServedItem>();
+  #templated: ServedItem[] = [];
   #problems: RegistryProblem[] = [];
   #listing = '';
   readonly #listeners = new Set<(change: ResourceChange) => void>();
@@ -348,6 +351,12 @@ export class ConfigResources implements ResourceProvider {
       if (old.item.uri !== undefined && now !== old) updated.push(old.item.uri);
     }
     this.#served = served;
+    this.#byUri = new Map();
+    this.#templated = [];
+    for (const entry of served.values()) {
+      if (entry.item.uri !== undefined) this.#byUri.set(entry.item.uri, entry);
+      else this.#templated.push(entry);
+    }
     this.#problems = problems;
     const listing = JSON.stringify([this.list(), this.templates()]);
     const listChanged = listing !== this.#listing;
@@ -388,23 +397,12 @@ export class ConfigResources implements ResourceProvider {
     return out;
   }
 
+  resolve(uri: string): string | undefined {
+    return this.#find(uri)?.entry.item.name;
+  }
+
   async read(uri: string, options: ResourceReadOptions): Promise<readonly ResourceContents[] | undefined> {
-    let found: { entry: ServedItem; variables: Record<string, string> } | undefined;
-    for (const entry of this.#served.values()) {
-      if (entry.item.uri === uri) {
-        found = { entry, variables: {} };
-        break;
-      }
-    }
-    if (found === undefined) {
-      for (const entry of this.#served.values()) {
-        const variables = entry.item.template?.match(uri);
-        if (variables !== undefined) {
-          found = { entry, variables };
-          break;
-        }
-      }
-    }
+    const found = this.#find(uri);
     if (found === undefined) return undefined;
     const { item, reader } = found.entry;
     const mime = item.mimeType !== undefined ? { mimeType: item.mimeType } : {};
@@ -427,6 +425,20 @@ export class ConfigResources implements ResourceProvider {
       );
     }
     return contentsOf(uri, item.mimeType, value, reader!);
+  }
+
+  /**
+   * The item a read of `uri` is served by: the one with that URI, else the first template (in key order)
+   * that matches it. `read` and `resolve` both use it, so the bridge's filter sees what a read serves.
+   */
+  #find(uri: string): { entry: ServedItem; variables: Record<string, string> } | undefined {
+    const fixed = this.#byUri.get(uri);
+    if (fixed !== undefined) return { entry: fixed, variables: {} };
+    for (const entry of this.#templated) {
+      const variables = entry.item.template!.match(uri);
+      if (variables !== undefined) return { entry, variables };
+    }
+    return undefined;
   }
 
   /** A template variable's `enum` values that start with `value`. */

@@ -73,6 +73,13 @@ export interface ResourceProvider {
   templates?(): readonly ResourceTemplateInfo[];
   read(uri: string, options: ResourceReadOptions): Promise<readonly ResourceContents[] | undefined>;
   /**
+   * The name of the entry a read of `uri` is served by: the resource of that URI, else the first
+   * template that matches it (the entry `read` uses), or undefined for none. The MCP bridge's
+   * `resourceFilter` decides by this name, so a hidden template is never read through a shown one that
+   * matches the same URI. @default the bridge applies that rule to `list()`, then `templates()` in order
+   */
+  resolve?(uri: string): string | undefined;
+  /**
    * Values a template variable may take that start with `value` (the bridge answers at most
    * `MAX_COMPLETION_VALUES` of them). `context` holds the variables already filled. @default none
    */
@@ -271,12 +278,14 @@ export class ResourceSet implements ResourceProvider {
       }
       return toResourceContents(uri, entry.mimeType, await entry.read!(options));
     }
-    for (const { entry: template, parsed } of this.#templates.values()) {
-      const variables = parsed.match(uri);
-      if (variables === undefined) continue;
-      return toResourceContents(uri, template.mimeType, await template.read(uri, variables, options));
-    }
-    return undefined;
+    const found = this.#matchTemplate(uri);
+    if (found === undefined) return undefined;
+    const { template, variables } = found;
+    return toResourceContents(uri, template.mimeType, await template.read(uri, variables, options));
+  }
+
+  resolve(uri: string): string | undefined {
+    return this.#resources.get(uri)?.name ?? this.#matchTemplate(uri)?.template.name;
   }
 
   async complete(
@@ -330,6 +339,17 @@ export class ResourceSet implements ResourceProvider {
     const had = this.#templates.delete(uriTemplate);
     if (had) this.#emit({ listChanged: true, updated: [] });
     return had;
+  }
+
+  /** The first template matching `uri`, in the order they were added: the one `read` and `resolve` use. */
+  #matchTemplate(
+    uri: string,
+  ): { template: ResourceTemplateEntry; variables: Record<string, string> } | undefined {
+    for (const { entry, parsed } of this.#templates.values()) {
+      const variables = parsed.match(uri);
+      if (variables !== undefined) return { template: entry, variables };
+    }
+    return undefined;
   }
 
   #addTemplate(entry: ResourceTemplateEntry): void {

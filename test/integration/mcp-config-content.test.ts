@@ -196,6 +196,31 @@ describe('resource items and prompt items through the registry', { timeout: 30_0
     assert.match(review?.message ?? '', /MCP clients still get it as a prompt/);
   });
 
+  test('a filter decides by the item a read is served by, with overlapping templates', async (t) => {
+    const { registry, store, calls } = await registryWithItems(t);
+    // Both match data://42; the first in key order serves it.
+    const read = { service: 'weather-service', units: 'metric' };
+    await store.put('resource', 'a-secret', { 'uri-template': 'data://{id}', name: 'secret', ...read });
+    await store.put('resource', 'b-public', { 'uri-template': 'data://{key}', name: 'public', ...read });
+    await registry.refresh();
+    const server = createMcpServer(registry.tools, {
+      resources: registry.resources,
+      resourceFilter: (name) => name === 'public',
+    });
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'filtered', version: '1' });
+    await client.connect(clientSide);
+    t.after(() => client.close());
+    assert.deepEqual(
+      (await client.listResourceTemplates()).resourceTemplates.map((r) => r.name),
+      ['public'],
+    );
+    await assert.rejects(client.readResource({ uri: 'data://42' }), /Resource not found/);
+    assert.equal(calls.length, 0, 'the service was not called');
+    assert.equal(registry.resources.resolve?.('data://42'), 'secret');
+  });
+
   test('config changes: resources/updated to subscribers, list_changed for the set', async (t) => {
     const { registry, store } = await registryWithItems(t);
     const client = await connect(t, registry);

@@ -14,6 +14,7 @@ import {
   createMcpHttpHandler,
   createMcpServer,
   type McpBridgeOptions,
+  type ResourceProvider,
 } from '../../src/adapters/mcp/index.js';
 import { LiveToolSet } from '../../src/tools/index.js';
 import { waitFor } from '../fixtures/mcp-spawn.js';
@@ -176,6 +177,52 @@ describe('resources from a ResourceSet', { timeout: 30_000 }, () => {
       argument: { name: 'x', value: '' },
     });
     assert.deepEqual(unknown.completion.values, []);
+  });
+});
+
+describe('a resource filter with overlapping entries', { timeout: 30_000 }, () => {
+  // Both templates match data://42; a read is served by the first, so the filter must decide by it.
+  const overlapping = (): ResourceSet =>
+    new ResourceSet({
+      resources: [{ uri: 'data://fixed', name: 'public', text: 'fixed data' }],
+      templates: [
+        { uriTemplate: 'data://{id}', name: 'secret', read: () => 'the secret' },
+        { uriTemplate: 'data://{key}', name: 'public', read: () => 'public data' },
+      ],
+    });
+  const notFound = (error: unknown): boolean => {
+    assert.match((error as Error).message, /Resource not found/);
+    return true;
+  };
+
+  test('a URI a hidden template serves stays hidden though a shown template matches it too', async (t) => {
+    const resources = overlapping();
+    assert.equal(resources.resolve('data://42'), 'secret');
+    assert.equal(resources.resolve('data://fixed'), 'public');
+    const client = await connect(t, { resources, resourceFilter: (name) => name === 'public' });
+    assert.deepEqual(
+      (await client.listResourceTemplates()).resourceTemplates.map((r) => r.name),
+      ['public'],
+    );
+    await assert.rejects(client.readResource({ uri: 'data://42' }), notFound);
+    await assert.rejects(client.subscribeResource({ uri: 'data://42' }), notFound);
+    // A fixed resource comes before any template: shown, it is read.
+    assert.equal(textOf((await client.readResource({ uri: 'data://fixed' })).contents[0]), 'fixed data');
+    const secret = await connect(t, { resources, resourceFilter: (name) => name === 'secret' });
+    assert.equal(textOf((await secret.readResource({ uri: 'data://42' })).contents[0]), 'the secret');
+    await assert.rejects(secret.readResource({ uri: 'data://fixed' }), notFound);
+  });
+
+  test('a provider without resolve: the same rule applied to its listing', async (t) => {
+    const set = overlapping();
+    const resources: ResourceProvider = {
+      list: () => set.list(),
+      templates: () => set.templates(),
+      read: (uri, options) => set.read(uri, options),
+    };
+    const client = await connect(t, { resources, resourceFilter: (name) => name === 'public' });
+    await assert.rejects(client.readResource({ uri: 'data://42' }), notFound);
+    assert.equal(textOf((await client.readResource({ uri: 'data://fixed' })).contents[0]), 'fixed data');
   });
 });
 

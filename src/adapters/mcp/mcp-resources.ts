@@ -119,22 +119,22 @@ function onClose(server: McpBridgeServer, fn: () => void): void {
 }
 
 /**
- * Whether `filter` lets a client reach `uri`: it names a shown resource, or matches a shown template. A
- * URI of no listed resource or template is reachable only without a filter (a provider may serve more
- * than it lists).
+ * The name of the entry a read of `uri` is served by (see `ResourceProvider.resolve`): the provider's
+ * own answer, else the same rule applied to its listing (the resource of that URI, else the first
+ * template that matches it, hidden or not). Undefined for a URI it lists nothing for.
  */
-function reachable(resources: ResourceProvider, filter: (name: string) => boolean, uri: string): boolean {
+function servedBy(resources: ResourceProvider, uri: string): string | undefined {
+  if (resources.resolve !== undefined) return resources.resolve(uri);
   const fixed = resources.list().find((r) => r.uri === uri);
-  if (fixed !== undefined) return filter(fixed.name);
+  if (fixed !== undefined) return fixed.name;
   for (const template of resources.templates?.() ?? []) {
-    if (!filter(template.name)) continue;
     try {
-      if (parseUriTemplate(template.uriTemplate).match(uri) !== undefined) return true;
+      if (parseUriTemplate(template.uriTemplate).match(uri) !== undefined) return template.name;
     } catch {
       // A provider's malformed template matches nothing.
     }
   }
-  return false;
+  return undefined;
 }
 
 /** Registers the resources handlers (see the module) on `server`, before it connects. */
@@ -148,7 +148,14 @@ function serveResources(
   const filter = serving.resourceFilter;
   const shown = <T extends { name: string }>(items: readonly T[]): readonly T[] =>
     filter === undefined ? items : items.filter((item) => filter(item.name));
-  const hidden = (uri: string): boolean => filter !== undefined && !reachable(resources, filter, uri);
+  // Decided by the entry a read serves, not by any shown one that matches: with overlapping templates a
+  // shown one must not open the URI a hidden one serves. With a filter, a URI of no listed entry is
+  // hidden too (a provider may serve more than it lists). The read follows in the same tick.
+  const hidden = (uri: string): boolean => {
+    if (filter === undefined) return false;
+    const name = servedBy(resources, uri);
+    return name === undefined || !filter(name);
+  };
   server.setRequestHandler('resources/list', () => ({
     resources: shown(resources.list()).map(toMcpResource),
   }));
