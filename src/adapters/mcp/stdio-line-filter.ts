@@ -4,6 +4,7 @@
  * reply JSON-RPC 2.0 asks for (-32700 Parse error with `id: null`, or -32600 Invalid Request with the
  * message's id when it has one) and the server keeps serving; every good line passes on unchanged.
  */
+import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 import { JsonRpcErrorCode, jsonRpcError, jsonRpcIdOf, jsonRpcProblem } from './json-rpc-checks.js';
 
@@ -16,6 +17,8 @@ export const MAX_STDIO_LINE_BYTES = 10 * 1024 * 1024;
  */
 export class JsonRpcLineFilter extends Transform {
   readonly #reply: (line: string) => void;
+  /** Keeps a character whose UTF-8 bytes a chunk boundary split until the rest of them arrive. */
+  readonly #decoder = new StringDecoder('utf8');
   #pending = '';
   /** Set while the rest of an over-long line is skipped (its error was already sent). */
   #skipping = false;
@@ -26,7 +29,7 @@ export class JsonRpcLineFilter extends Transform {
   }
 
   override _transform(chunk: Buffer | string, _encoding: BufferEncoding, callback: TransformCallback): void {
-    const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+    const text = typeof chunk === 'string' ? chunk : this.#decoder.write(chunk);
     let start = 0;
     for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
       const line = this.#pending + text.slice(start, end);
@@ -51,8 +54,9 @@ export class JsonRpcLineFilter extends Transform {
   }
 
   override _flush(callback: TransformCallback): void {
-    // A last message without its newline is still a message.
-    if (!this.#skipping && this.#pending.trim() !== '') this.#line(this.#pending);
+    // A last message without its newline is still a message (a character cut short ends it as U+FFFD).
+    const last = this.#pending + this.#decoder.end();
+    if (!this.#skipping && last.trim() !== '') this.#line(last);
     this.#pending = '';
     callback();
   }
