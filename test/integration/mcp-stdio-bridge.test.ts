@@ -1,8 +1,10 @@
 /**
  * `serveMcpStdio` in process, on streams the test holds: a message whose UTF-8 is split mid-character
- * across chunks arrives whole, and a line over the 10 MiB limit gets -32700 and the server keeps
- * serving.
+ * across chunks arrives whole, a line over the 10 MiB limit gets -32700 and the server keeps serving,
+ * and stdin failing (an error, or a close without an end) reaches `onError` and closes the connection
+ * instead of crashing the process or leaving it open.
  */
+import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
@@ -100,5 +102,26 @@ describe('serveMcpStdio', { timeout: 60_000 }, () => {
     bridge.stdin.write('yyy\n');
     bridge.send({ ...INITIALIZE, id: 2 });
     assert.ok((await bridge.reply(2))['result']);
+  });
+
+  test('a stdin error reaches onError and closes the connection; the process goes on', async (t) => {
+    const bridge = serve(t);
+    await initialize(bridge);
+    assert.equal(bridge.followers(), 1);
+    bridge.stdin.destroy(new Error('stdin broke'));
+    assert.ok(
+      await waitFor(() => bridge.errors.some((e) => e.message === 'stdin broke'), 5000, 10),
+      `onError got ${bridge.errors.map((e) => e.message).join('; ') || 'nothing'}`,
+    );
+    assert.ok(await waitFor(() => bridge.followers() === 0, 5000, 10), 'the connection stayed open');
+  });
+
+  test('a stdin that closes without an end closes the connection', async (t) => {
+    const bridge = serve(t);
+    await initialize(bridge);
+    bridge.stdin.destroy();
+    await once(bridge.stdin, 'close');
+    assert.ok(await waitFor(() => bridge.followers() === 0, 5000, 10), 'the connection stayed open');
+    assert.deepEqual(bridge.errors, []);
   });
 });

@@ -464,6 +464,15 @@ export function serveMcpStdio(tools: McpBridgeTools, options: ServeMcpStdioOptio
   const lines = new JsonRpcLineFilter((reply) => {
     if (stdout.writable) stdout.write(reply);
   });
+  // `pipe` forwards neither an error of stdin (unheard, it would crash the process) nor a close without
+  // an end (the transport would stay open): both reach the filter, whose error and close the transport
+  // hears (onError, then closing). Unlike `pipeline`, closing the bridge leaves stdin itself alone.
+  const stdinFailed = (error: Error): void => void lines.destroy(error);
+  const stdinClosed = (): void => {
+    if (!lines.writableEnded && !lines.destroyed) lines.end();
+  };
+  stdin.on('error', stdinFailed);
+  stdin.on('close', stdinClosed);
   stdin.pipe(lines);
   const transport = new StdioServerTransport(lines, stdout);
   const build = (): McpBridgeServer =>
@@ -476,6 +485,8 @@ export function serveMcpStdio(tools: McpBridgeTools, options: ServeMcpStdioOptio
   return {
     close: () =>
       (closing ??= handle.close().finally(() => {
+        stdin.off('error', stdinFailed);
+        stdin.off('close', stdinClosed);
         stdin.unpipe(lines);
         lines.destroy();
       })),
