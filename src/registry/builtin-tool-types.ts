@@ -19,7 +19,9 @@ export const TOOL_TYPE_PROVIDERS: Readonly<Record<string, string>> = {
  * `tool-service`: the seed's tool descriptor, checked against the `tool-service/<service>` item (or an
  * announced service of that id). Needs the registry's bus.
  */
-export function toolServiceToolType(clients: () => ToolServiceClientCache | undefined): ToolTypeFactory {
+export function toolServiceToolType(
+  clients: () => ToolServiceClientCache | undefined,
+): (descriptor: JsonObject, ctx: ToolTypeContext) => Tool {
   return (descriptor, ctx) => {
     const cache = clients();
     if (!cache) {

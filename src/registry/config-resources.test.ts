@@ -1,6 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isToolbusError } from '../errors/index.js';
+import { MemoryBus } from '../bus/index.js';
+import { ToolServiceClientCache } from '../services/index.js';
 import { ConfigResources, parseResourceItem } from './config-resources.js';
 import type { ResourceChange } from '../tools/index.js';
 
@@ -93,6 +95,47 @@ describe('ConfigResources', () => {
     const read = await resources.read('a://a', { signal: new AbortController().signal });
     assert.deepEqual(read, [{ uri: 'a://a', text: '2' }]);
     assert.equal(await resources.read('a://none', { signal: new AbortController().signal }), undefined);
+  });
+
+  test('a service-backed item is built as a tool-service tool: its problems are named by the item', async () => {
+    const bus = new MemoryBus();
+    const clients = new ToolServiceClientCache(bus);
+    const resources = new ConfigResources({ clients: () => clients });
+    const weather = {
+      id: 'weather',
+      'request-queue': 'non-persistent://tg/request/weather',
+      'response-queue': 'non-persistent://tg/response/weather',
+      'config-params': [{ name: 'units', required: true }],
+    };
+    resources.update(
+      [
+        ['city', { 'uri-template': 'w://city/{name}', service: 'weather', units: 'metric', colour: 'red' }],
+        ['today', { uri: 'w://today', service: 'weather' }],
+      ],
+      (type, key) => (type === 'tool-service' && key === 'weather' ? weather : undefined),
+    );
+    assert.deepEqual(
+      resources.problems().map((p) => [p.key, p.severity, p.message]),
+      [
+        [
+          'resource/city',
+          'warning',
+          "config 'resource/city': key 'colour' is not a config param of tool service 'weather' (its params: 'units'); it is not forwarded",
+        ],
+        [
+          'resource/today',
+          'error',
+          "config 'resource/today': missing required config param 'units' of tool service 'weather'",
+        ],
+      ],
+    );
+    assert.deepEqual(
+      resources.templates().map((t) => t.uriTemplate),
+      ['w://city/{name}'],
+    );
+    resources.close();
+    await clients.close();
+    await bus.close();
   });
 
   test('a service-backed item without a bus is reported', () => {

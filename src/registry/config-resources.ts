@@ -8,11 +8,7 @@
  */
 import { ToolbusError, isToolbusError } from '../errors/index.js';
 import { setOwn, type JsonObject, type JsonValue } from '../schema/index.js';
-import {
-  TOOL_DESCRIPTOR_KEYS,
-  createToolServiceTool,
-  type ToolServiceClientCache,
-} from '../services/index.js';
+import { TOOL_DESCRIPTOR_KEYS, type ToolServiceClientCache } from '../services/index.js';
 import {
   base64Bytes,
   completeFrom,
@@ -28,6 +24,7 @@ import {
   type Tool,
   type UriTemplate,
 } from '../tools/index.js';
+import { toolServiceToolType } from './builtin-tool-types.js';
 import type { RegistryProblem } from './tool-type.js';
 import type { Lookup } from './tool-set-plan.js';
 
@@ -229,6 +226,9 @@ function parseVariables(
   });
 }
 
+/** How the tool-service factory's messages start: the hidden tool, or the `tool/<key>` item it would be. */
+const OWNER_PREFIX = /^(?:tool '[^']*'|config 'tool\/[^']*')/;
+
 /** The name of the hidden tool a service-backed item reads through (a valid tool name). */
 function readerName(key: string): string {
   return `resource_${key.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
@@ -291,7 +291,8 @@ export interface ConfigResourcesOptions {
  * did.
  */
 export class ConfigResources implements ResourceProvider {
-  readonly #options: ConfigResourcesOptions;
+  /** Builds the hidden tool a service-backed item reads through. */
+  readonly #readerType: ReturnType<typeof toolServiceToolType>;
   #served = new Map<string, ServedItem>();
   /** The served items with a fixed URI, by URI; those with a template, in key order (the one to match). */
   #byUri = new Map<string, ServedItem>();
@@ -301,7 +302,7 @@ export class ConfigResources implements ResourceProvider {
   readonly #listeners = new Set<(change: ResourceChange) => void>();
 
   constructor(options: ConfigResourcesOptions) {
-    this.#options = options;
+    this.#readerType = toolServiceToolType(options.clients);
   }
 
   /** Reads the items again from `entries`, looking services up with `lookup`; tells the listeners. */
@@ -329,7 +330,7 @@ export class ConfigResources implements ResourceProvider {
         const entry =
           previous !== undefined && previous.signature === signature
             ? previous
-            : this.#build(item, signature, service);
+            : this.#build(item, signature, lookup);
         served.set(key, entry);
         byUri.set(address, source);
         for (const message of entry.warnings) problems.push({ key: source, message, severity: 'warning' });
@@ -461,31 +462,20 @@ export class ConfigResources implements ResourceProvider {
     for (const entry of this.#served.values()) entry.controller.abort(new Error('the registry closed'));
   }
 
-  #build(item: ResourceItem, signature: string, service: JsonValue | undefined): ServedItem {
+  #build(item: ResourceItem, signature: string, lookup: Lookup): ServedItem {
     const controller = new AbortController();
     if (item.service === undefined) return { item, signature, reader: undefined, controller, warnings: [] };
     const where = `config 'resource/${item.key}'`;
-    const clients = this.#options.clients();
-    if (clients === undefined) {
-      throw new ToolbusError(
-        'invalid-config',
-        `${where}: a resource read through a tool service needs a bus; pass { bus } to ToolRegistry`,
-      );
-    }
-    if (!isObject(service)) {
-      throw new ToolbusError(
-        'invalid-config',
-        `${where} reads through unknown tool service '${item.service}'; add config item 'tool-service/${item.service}' (or start the service, if it announces itself)`,
-      );
-    }
+    // The factory's messages name the hidden tool (or its would-be 'tool/<key>' item): name the item.
+    const own = (message: string): string =>
+      OWNER_PREFIX.test(message) ? message.replace(OWNER_PREFIX, where) : `${where}: ${message}`;
+    const warnings: string[] = [];
     try {
-      // A hidden tool-service tool: the service's config params, deadline, cancellation and replies as
-      // for any tool; the template's variables are its arguments.
-      const { tool, warnings } = createToolServiceTool({
-        clients,
-        signal: controller.signal,
-        service: { ...service, id: item.service },
-        tool: {
+      // A hidden tool-service tool, built as a `tool` item of type tool-service is: the service's config
+      // params, deadline, cancellation and replies as for any tool; the template's variables are its
+      // arguments.
+      const reader = this.#readerType(
+        {
           ...item.values,
           type: 'tool-service',
           name: readerName(item.key),
@@ -504,16 +494,19 @@ export class ConfigResources implements ResourceProvider {
                 })
               : [],
         },
-      });
-      const own = warnings.map((w) => `${where}: ${w.replace(/^tool '[^']*': /, '')}`);
-      return { item, signature, reader: tool, controller, warnings: own };
+        {
+          key: item.key,
+          bus: undefined,
+          model: undefined,
+          lookup,
+          warn: (message) => void warnings.push(own(message)),
+          signal: controller.signal,
+        },
+      );
+      return { item, signature, reader, controller, warnings };
     } catch (error) {
       controller.abort();
-      if (isToolbusError(error)) {
-        throw new ToolbusError(error.code, `${where}: ${error.message.replace(/^tool '[^']*':?\s*/, '')}`, {
-          cause: error,
-        });
-      }
+      if (isToolbusError(error)) throw new ToolbusError(error.code, own(error.message), { cause: error });
       throw error;
     }
   }

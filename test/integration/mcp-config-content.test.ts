@@ -191,7 +191,10 @@ describe('resource items and prompt items through the registry', { timeout: 30_0
     assert.equal(broken?.code, 'invalid-config');
     assert.match(broken?.message ?? '', /config 'resource\/broken': give exactly one of 'text', 'blob'/);
     const orphan = problems.find((p) => p.key === 'resource/orphan');
-    assert.match(orphan?.message ?? '', /reads through unknown tool service 'no-such-service'/);
+    assert.match(
+      orphan?.message ?? '',
+      /config 'resource\/orphan' references unknown tool service 'no-such-service'/,
+    );
     const review = problems.find((p) => p.key === 'tool/review');
     assert.match(review?.message ?? '', /MCP clients still get it as a prompt/);
   });
