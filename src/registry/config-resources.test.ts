@@ -138,6 +138,36 @@ describe('ConfigResources', () => {
     await bus.close();
   });
 
+  test('keys that read alike as tool names still get readers of their own', async () => {
+    const bus = new MemoryBus();
+    const clients = new ToolServiceClientCache(bus);
+    const seen: string[] = [];
+    const resources = new ConfigResources({
+      clients: () => clients,
+      toolSetOptions: { hooks: { onStart: ({ name }) => void seen.push(name) } },
+    });
+    const service = {
+      id: 's',
+      'request-queue': 'non-persistent://tg/request/s',
+      'response-queue': 'non-persistent://tg/response/s',
+    };
+    const long = `k${'x'.repeat(60)}`;
+    const keys = ['a.b', 'a_b', `${long}1`, `${long}2`];
+    resources.update(
+      keys.map((key, i) => [key, { uri: `s://${i}`, service: 's' }] as const),
+      () => service,
+    );
+    assert.deepEqual(resources.problems(), []);
+    for (let i = 0; i < keys.length; i++) {
+      await assert.rejects(resources.read(`s://${i}`, { signal: AbortSignal.timeout(5000) }), /unavailable/);
+    }
+    assert.equal(new Set(seen).size, keys.length, seen.join(', '));
+    assert.equal(seen[1], 'resource_a_b');
+    resources.close();
+    await clients.close();
+    await bus.close();
+  });
+
   test('a service-backed item without a bus is reported', () => {
     const resources = new ConfigResources({ clients: () => undefined });
     resources.update([['w', { uri: 'w://today', service: 'weather' }]], () => ({ id: 'weather' }));

@@ -6,15 +6,15 @@
  * gives them), or a fixed `uri` read the same way with no arguments. Each item is checked on its own: a
  * bad one is reported under its key and left out, the others stay served.
  */
+import { createHash } from 'node:crypto';
 import { ToolbusError, isToolbusError } from '../errors/index.js';
 import { setOwn, type JsonObject, type JsonValue } from '../schema/index.js';
 import { TOOL_DESCRIPTOR_KEYS, type ToolServiceClientCache } from '../services/index.js';
 import {
+  ToolSet,
   base64Bytes,
   completeFrom,
-  contentParts,
   parseUriTemplate,
-  type ContentPart,
   type ResourceChange,
   type ResourceContents,
   type ResourceInfo,
@@ -22,6 +22,8 @@ import {
   type ResourceReadOptions,
   type ResourceTemplateInfo,
   type Tool,
+  type ToolResult,
+  type ToolSetOptions,
   type UriTemplate,
 } from '../tools/index.js';
 import { toolServiceToolType } from './builtin-tool-types.js';
@@ -229,27 +231,25 @@ function parseVariables(
 /** How the tool-service factory's messages start: the hidden tool, or the `tool/<key>` item it would be. */
 const OWNER_PREFIX = /^(?:tool '[^']*'|config 'tool\/[^']*')/;
 
-/** The name of the hidden tool a service-backed item reads through (a valid tool name). */
+/** A key that is a tool name's worth as it is (a config key starts with a letter or digit). */
+const PLAIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,54}$/;
+
+/**
+ * The name of the hidden tool a service-backed item reads through: `resource_<key>`, or for a key that
+ * is no tool name's worth (a `.` or `=`, over 55 characters) a hash of it first (`resource_-<hash>-…`),
+ * so that no two items share a name in the set their reads run in.
+ */
 function readerName(key: string): string {
-  return `resource_${key.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
+  if (PLAIN_KEY.test(key)) return `resource_${key}`;
+  const hash = createHash('sha256').update(key).digest('hex').slice(0, 16);
+  return `resource_-${hash}-${key.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
 }
 
-/** What a read through the service answered, as contents of `uri`. */
-function contentsOf(
-  uri: string,
-  mimeType: string | undefined,
-  value: unknown,
-  reader: Tool,
-): ResourceContents[] {
+/** The result of a read through the service, as contents of `uri`: its parts, else its (capped) text. */
+function contentsOf(uri: string, mimeType: string | undefined, result: ToolResult): ResourceContents[] {
   const mime = mimeType !== undefined ? { mimeType } : {};
-  let parts: ContentPart[] | undefined;
-  try {
-    parts = contentParts(reader.name, value);
-  } catch {
-    parts = undefined;
-  }
-  if (parts === undefined) return [{ uri, ...mime, text: reader.returnValueAsString(value) }];
-  return parts.map((part): ResourceContents => {
+  if (result.parts === undefined) return [{ uri, ...mime, text: result.content }];
+  return result.parts.map((part): ResourceContents => {
     switch (part.type) {
       case 'text':
         return { uri, ...mime, text: part.text };
@@ -282,6 +282,11 @@ interface ServedItem {
 export interface ConfigResourcesOptions {
   /** The registry's tool-service clients; undefined without a bus. */
   clients: () => ToolServiceClientCache | undefined;
+  /**
+   * Options of the set reads through a service run in as tool calls (the registry's `toolSetOptions`):
+   * its hooks (audit, metrics) see them, and its timeout, output cap and concurrency apply. @default {}
+   */
+  toolSetOptions?: ToolSetOptions;
 }
 
 /**
@@ -293,6 +298,9 @@ export interface ConfigResourcesOptions {
 export class ConfigResources implements ResourceProvider {
   /** Builds the hidden tool a service-backed item reads through. */
   readonly #readerType: ReturnType<typeof toolServiceToolType>;
+  readonly #toolSetOptions: ToolSetOptions;
+  /** The readers of the served items, the set their reads run in (one cap over all of them). */
+  #readers: ToolSet;
   #served = new Map<string, ServedItem>();
   /** The served items with a fixed URI, by URI; those with a template, in key order (the one to match). */
   #byUri = new Map<string, ServedItem>();
@@ -303,6 +311,8 @@ export class ConfigResources implements ResourceProvider {
 
   constructor(options: ConfigResourcesOptions) {
     this.#readerType = toolServiceToolType(options.clients);
+    this.#toolSetOptions = options.toolSetOptions ?? {};
+    this.#readers = new ToolSet([], this.#toolSetOptions);
   }
 
   /** Reads the items again from `entries`, looking services up with `lookup`; tells the listeners. */
@@ -354,9 +364,16 @@ export class ConfigResources implements ResourceProvider {
     this.#served = served;
     this.#byUri = new Map();
     this.#templated = [];
+    const readers: Tool[] = [];
     for (const entry of served.values()) {
       if (entry.item.uri !== undefined) this.#byUri.set(entry.item.uri, entry);
       else this.#templated.push(entry);
+      if (entry.reader !== undefined) readers.push(entry.reader);
+    }
+    // A new set only when a reader came or went; reads in flight finish on the one they started on.
+    const current = this.#readers.list();
+    if (readers.length !== current.length || readers.some((reader, i) => reader !== current[i])) {
+      this.#readers = new ToolSet(readers, this.#toolSetOptions);
     }
     this.#problems = problems;
     const listing = JSON.stringify([this.list(), this.templates()]);
@@ -409,23 +426,21 @@ export class ConfigResources implements ResourceProvider {
     const mime = item.mimeType !== undefined ? { mimeType: item.mimeType } : {};
     if (item.text !== undefined) return [{ uri, ...mime, text: item.text }];
     if (item.blob !== undefined) return [{ uri, ...mime, blob: item.blob }];
-    let value: unknown;
-    try {
-      value = await reader!.runJson(found.variables, options.signal, {
-        ...(options.user !== undefined ? { user: options.user } : {}),
-        ...(options.caller !== undefined ? { caller: options.caller } : {}),
-      });
-    } catch (error) {
+    // A call of the registry's kind: its hooks, deadline, concurrency slot and output cap.
+    const result = await this.#readers.call(reader!.name, found.variables, {
+      signal: options.signal,
+      ...(options.user !== undefined ? { user: options.user } : {}),
+      ...(options.caller !== undefined ? { caller: options.caller } : {}),
+    });
+    if (result.isError) {
       // The hidden reader's name means nothing to the client: say which resource, keep the reason.
-      const why =
-        error instanceof Error ? error.message.replace(/^tool '[^']*'(?::)?\s*/, '') : String(error);
       throw new ToolbusError(
-        isToolbusError(error) ? error.code : 'tool-error',
-        `resource '${uri}' (config 'resource/${item.key}', read through tool service '${item.service}'): ${why}`,
-        { cause: error },
+        result.error?.code ?? 'tool-error',
+        `resource '${uri}' (config 'resource/${item.key}', read through tool service '${item.service}'): ${result.content.replace(/^tool '[^']*'(?::)?\s*/, '')}`,
+        { cause: result.error },
       );
     }
-    return contentsOf(uri, item.mimeType, value, reader!);
+    return contentsOf(uri, item.mimeType, result);
   }
 
   /**

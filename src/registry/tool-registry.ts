@@ -145,7 +145,8 @@ export class ToolRegistry {
         return [why, own].filter((x) => x !== undefined).join('; ') || undefined;
       },
     });
-    this.#resources = new ConfigResources({ clients: () => this.#clients });
+    // Reads through a tool service are calls too: the same hooks, timeout, caps and concurrency.
+    this.#resources = new ConfigResources({ clients: () => this.#clients, toolSetOptions });
     this.resources = this.#resources;
     this.prompts = this.#prompts;
     this.#mirror = new ConfigMirror(options.store, { retryMs: resolved.retryMs, signal, onChange: changed });

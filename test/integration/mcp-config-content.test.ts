@@ -19,7 +19,8 @@ import { MemoryConfigStore } from '../../src/config/index.js';
 import { hashToken } from '../../src/policy/index.js';
 import type { JsonObject } from '../../src/schema/index.js';
 import { ToolRegistry } from '../../src/registry/index.js';
-import { DynamicToolService } from '../../src/services/index.js';
+import { DynamicToolService, type ToolServiceInvoke } from '../../src/services/index.js';
+import type { ToolSetOptions } from '../../src/tools/index.js';
 import { homeIo } from '../support/cli.js';
 import { waitFor } from '../fixtures/mcp-spawn.js';
 
@@ -293,6 +294,80 @@ describe('resource items and prompt items through the registry', { timeout: 30_0
       argument: { name: 'code', value: 'x' },
     });
     assert.deepEqual(free.completion.values, []);
+  });
+});
+
+/**
+ * A registry with one template item, `paper://{id}`, read through a service answering with `invoke`,
+ * and `toolSetOptions`; an MCP client connected to it. Stopped after the test.
+ */
+async function readThrough(
+  t: { after: (fn: () => Promise<void>) => void },
+  invoke: ToolServiceInvoke,
+  toolSetOptions: ToolSetOptions,
+) {
+  const bus = new MemoryBus();
+  const store = new MemoryConfigStore();
+  const service = new DynamicToolService({ bus, id: 'paper-service', topic: 'paper', invoke });
+  await service.start();
+  await store.put('tool-service', 'paper-service', {
+    id: 'paper-service',
+    'request-queue': 'non-persistent://tg/request/paper',
+    'response-queue': 'non-persistent://tg/response/paper',
+  });
+  await store.put('resource', 'paper', { 'uri-template': 'paper://{id}', service: 'paper-service' });
+  const registry = new ToolRegistry({ store, bus, debounceMs: 0, toolSetOptions });
+  await registry.start();
+  t.after(async () => {
+    await registry.close();
+    await service.stop();
+    await store.close();
+    await bus.close();
+  });
+  return { client: await connect(t, registry), service };
+}
+
+describe('resource reads through a tool service run as calls of a ToolSet', { timeout: 30_000 }, () => {
+  test("the registry's hooks see them and its output cap applies", async (t) => {
+    const seen: { name: string; caller: string | undefined; truncated: number | undefined }[] = [];
+    const { client } = await readThrough(t, () => 'x'.repeat(200_000), {
+      maxOutputBytes: 1024,
+      hooks: {
+        onResult: ({ name, caller, result }) =>
+          void seen.push({ name, caller, truncated: result.truncatedBytes }),
+      },
+    });
+    const text = textOf((await client.readResource({ uri: 'paper://big' })).contents[0]) ?? '';
+    assert.ok(Buffer.byteLength(text) <= 1024, `${Buffer.byteLength(text)} bytes`);
+    assert.match(text, /bytes cut: the output exceeded the 1024-byte limit/);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]?.name, 'resource_paper');
+    assert.equal(seen[0]?.caller, 'mcp');
+    assert.ok((seen[0]?.truncated ?? 0) > 0);
+  });
+
+  test('a slow service or a dead one: a clear -32603 naming the resource, in bounded time', async (t) => {
+    const { client, service } = await readThrough(
+      t,
+      (_user, _config, _args, { signal }) =>
+        new Promise((resolve) => signal.addEventListener('abort', () => resolve('too late'))),
+      { timeoutMs: 300 },
+    );
+    const failed = (why: RegExp) => (error: unknown) => {
+      const e = error as { code: number; message: string };
+      assert.equal(e.code, -32603);
+      assert.match(
+        e.message,
+        /^resource 'paper:\/\/x' \(config 'resource\/paper', read through tool service 'paper-service'\): /,
+      );
+      assert.match(e.message, why);
+      return true;
+    };
+    // Slow: the set's timeout ends the call.
+    await assert.rejects(client.readResource({ uri: 'paper://x' }), failed(/timed out after 300 ms/));
+    // Dead: nobody takes the request.
+    await service.stop();
+    await assert.rejects(client.readResource({ uri: 'paper://x' }), failed(/is unavailable/));
   });
 });
 
