@@ -302,6 +302,68 @@ describe('prompts from a PromptSet', { timeout: 30_000 }, () => {
   });
 });
 
+describe('cancellation and provider failures', { timeout: 30_000 }, () => {
+  /** A promise settled when `signal` aborts, noting that it did. */
+  const untilAborted = (signal: AbortSignal, aborted: AbortSignal[]): Promise<never> =>
+    new Promise((_, reject) =>
+      signal.addEventListener('abort', () => {
+        aborted.push(signal);
+        reject(new Error('aborted'));
+      }),
+    );
+
+  test("a client's cancel aborts the signal of a resource read and of a prompts/get", async (t) => {
+    const aborted: AbortSignal[] = [];
+    const started: string[] = [];
+    const resources = new ResourceSet({
+      templates: [
+        {
+          uriTemplate: 'slow://{id}',
+          name: 'slow',
+          read: (_uri, _vars, { signal }) => (started.push('read'), untilAborted(signal, aborted)),
+        },
+      ],
+    });
+    const prompts = new PromptSet([
+      { name: 'slow', get: (_args, { signal }) => (started.push('get'), untilAborted(signal, aborted)) },
+    ]);
+    const client = await connect(t, { resources, prompts });
+    const reading = new AbortController();
+    const read = client.readResource({ uri: 'slow://1' }, { signal: reading.signal });
+    assert.ok(await waitFor(() => started.includes('read'), 5000, 10));
+    reading.abort(new Error('the user gave up'));
+    await assert.rejects(read, /the user gave up/);
+    assert.ok(await waitFor(() => aborted.length === 1, 5000, 10), 'the read went on');
+    const getting = new AbortController();
+    const got = client.getPrompt({ name: 'slow' }, { signal: getting.signal });
+    assert.ok(await waitFor(() => started.includes('get'), 5000, 10));
+    getting.abort(new Error('the user gave up'));
+    await assert.rejects(got, /the user gave up/);
+    assert.ok(await waitFor(() => aborted.length === 2, 5000, 10), 'the prompts/get went on');
+  });
+
+  test("a provider's own error is a generic -32603 '… failed', its internals kept back", async (t) => {
+    const internal = new Error('ECONNREFUSED 10.0.0.7:5432 (password=hunter2)');
+    const resources = new ResourceSet({
+      resources: [{ uri: 'db://row', name: 'row', read: () => Promise.reject(internal) }],
+    });
+    const prompts = new PromptSet([{ name: 'db', get: () => Promise.reject(internal) }]);
+    const client = await connect(t, { resources, prompts });
+    const generic = (what: RegExp) => (error: unknown) => {
+      const e = error as { code: number; message: string };
+      assert.equal(e.code, -32603);
+      assert.match(e.message, what);
+      assert.doesNotMatch(e.message, /ECONNREFUSED|hunter2/);
+      return true;
+    };
+    await assert.rejects(
+      client.readResource({ uri: 'db://row' }),
+      generic(/reading resource 'db:\/\/row' failed/),
+    );
+    await assert.rejects(client.getPrompt({ name: 'db' }), generic(/getting prompt 'db' failed/));
+  });
+});
+
 describe('over Streamable HTTP', { timeout: 30_000 }, () => {
   test('a session reads, gets and hears resources/updated on its GET stream', async (t) => {
     const resources = makeResources();
