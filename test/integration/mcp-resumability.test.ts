@@ -172,4 +172,29 @@ describe('MemoryEventStore', () => {
       /unknown event id/,
     );
   });
+
+  test('keeps at most its bytes, dropping the oldest; the newest stays even alone over them', async () => {
+    const store = new MemoryEventStore(1000, 250);
+    // Each is 100 bytes of JSON.
+    const event = (id: number, size = 100) => {
+      const base = { jsonrpc: '2.0' as const, id, result: { text: '' } };
+      base.result.text = 'x'.repeat(size - JSON.stringify(base).length);
+      assert.equal(JSON.stringify(base).length, size);
+      return base;
+    };
+    const first = await store.storeEvent('s', {} as never); // a priming event: 2 bytes
+    for (let id = 1; id <= 3; id++) await store.storeEvent('s', event(id));
+    const replay = async (): Promise<unknown[]> => {
+      const sent: unknown[] = [];
+      await store.replayEventsAfter(first, { send: async (_id, m) => void sent.push(m) });
+      return sent;
+    };
+    assert.deepEqual(await replay(), [event(2), event(3)]);
+    await store.storeEvent('s', event(4, 1000));
+    assert.deepEqual(await replay(), [event(4, 1000)]);
+    assert.throws(
+      () => createMcpHttpHandler(new LiveToolSet([]), { resumability: { maxBytesPerSession: 0 } }),
+      /maxBytesPerSession/,
+    );
+  });
 });

@@ -47,7 +47,11 @@ export type {
   McpStdioBridge,
   McpResumabilityOptions,
 } from './mcp-server-bridge.js';
-export { MemoryEventStore, DEFAULT_MAX_EVENTS_PER_SESSION } from './memory-event-store.js';
+export {
+  MemoryEventStore,
+  DEFAULT_MAX_EVENTS_PER_SESSION,
+  DEFAULT_MAX_EVENT_BYTES_PER_SESSION,
+} from './memory-event-store.js';
 export { parseMcpConfig, withConfigTokenStore } from './mcp-config.js';
 export type { McpConfig, ParseMcpConfigOptions } from './mcp-config.js';
 export { mcpToolType } from './mcp-tool-type.js';

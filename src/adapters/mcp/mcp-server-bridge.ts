@@ -35,7 +35,11 @@ import { partToContentBlock } from './mcp-result.js';
 import { CallNotices, mcpClientFeatures } from './mcp-client-features.js';
 import { serveMcpContent } from './mcp-resources.js';
 import { JsonRpcLineFilter } from './stdio-line-filter.js';
-import { DEFAULT_MAX_EVENTS_PER_SESSION, MemoryEventStore } from './memory-event-store.js';
+import {
+  DEFAULT_MAX_EVENT_BYTES_PER_SESSION,
+  DEFAULT_MAX_EVENTS_PER_SESSION,
+  MemoryEventStore,
+} from './memory-event-store.js';
 import { DEFAULT_HTTP_REVISION, JsonRpcErrorCode, jsonRpcIdOf, postBodyProblem } from './json-rpc-checks.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
@@ -156,6 +160,11 @@ export interface McpResumabilityOptions {
   retryMs?: number;
   /** Events kept per session; a client that missed more resumes from the oldest kept. @default 1000 */
   maxEventsPerSession?: number;
+  /**
+   * Bytes of events (their JSON) kept per session, whatever their count: the oldest go first (the
+   * newest is always kept). @default DEFAULT_MAX_EVENT_BYTES_PER_SESSION (16 MiB)
+   */
+  maxBytesPerSession?: number;
   /**
    * Closes the SSE stream of a tool call still running after this long, so a long call holds no
    * connection: the client reconnects (after `retryMs`) and gets the call's later messages and its
@@ -509,6 +518,13 @@ function resolveResumability(given: McpResumabilityOptions): Required<
       DEFAULT_MAX_EVENTS_PER_SESSION,
       { integer: true, min: 1 },
     ),
+    maxBytesPerSession: numberOption(
+      where,
+      'maxBytesPerSession',
+      given.maxBytesPerSession,
+      DEFAULT_MAX_EVENT_BYTES_PER_SESSION,
+      { integer: true, min: 1 },
+    ),
     closeStreamsAfterMs:
       given.closeStreamsAfterMs === undefined
         ? undefined
@@ -848,7 +864,10 @@ export function createMcpHttpHandler(
         },
         ...(resumability !== undefined
           ? {
-              eventStore: new MemoryEventStore(resumability.maxEventsPerSession),
+              eventStore: new MemoryEventStore(
+                resumability.maxEventsPerSession,
+                resumability.maxBytesPerSession,
+              ),
               retryInterval: resumability.retryMs,
             }
           : {}),
