@@ -9,11 +9,16 @@
 import { createHash } from 'node:crypto';
 import { ToolbusError, isToolbusError } from '../errors/index.js';
 import { setOwn, type JsonObject, type JsonValue } from '../schema/index.js';
-import { TOOL_DESCRIPTOR_KEYS, type ToolServiceClientCache } from '../services/index.js';
+import {
+  TOOL_DESCRIPTOR_KEYS,
+  describeConfigValue as describe,
+  type ToolServiceClientCache,
+} from '../services/index.js';
 import {
   ToolSet,
   base64Bytes,
   completeFrom,
+  isBase64,
   parseUriTemplate,
   type ResourceChange,
   type ResourceContents,
@@ -80,15 +85,6 @@ export interface ResourceItem {
 /** The fields of a static item. */
 const STATIC_FIELDS = ['uri', 'name', 'title', 'description', 'mime-type', 'text', 'blob'];
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
-}
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -157,7 +153,7 @@ export function parseResourceItem(key: string, value: unknown): ResourceItem {
     fail("give exactly one of 'text', 'blob' (base64) and 'service' (a tool-service id to read it through)");
   }
   if (service === '') fail("field 'service' must name a tool service");
-  if (blob !== undefined && (blob.length % 4 !== 0 || !BASE64.test(blob))) {
+  if (blob !== undefined && !isBase64(blob)) {
     fail("field 'blob' must be base64 (A-Z, a-z, 0-9, +, /, padded with =)");
   }
   const variables = parseVariables(value['variables'], template, fail);

@@ -126,7 +126,9 @@ export function parseToolServiceDescriptor(value: unknown): ToolServiceDescripto
   const object = asObject(value, 'tool-service descriptor');
   const idValue = object['id'];
   if (typeof idValue !== 'string' || idValue === '') {
-    throw invalid(`tool-service descriptor: field 'id' must be a non-empty string, got ${describe(idValue)}`);
+    throw invalid(
+      `tool-service descriptor: field 'id' must be a non-empty string, got ${describeConfigValue(idValue)}`,
+    );
   }
   const where = `tool service '${idValue}'`;
   const requestQueue = queueField(object, 'request-queue', where);
@@ -134,7 +136,7 @@ export function parseToolServiceDescriptor(value: unknown): ToolServiceDescripto
   checkQueuePair(requestQueue, responseQueue, where);
   const rawParams = object['config-params'] ?? [];
   if (!Array.isArray(rawParams)) {
-    throw invalid(`${where}: field 'config-params' must be an array, got ${describe(rawParams)}`);
+    throw invalid(`${where}: field 'config-params' must be an array, got ${describeConfigValue(rawParams)}`);
   }
   const configParams: ToolServiceConfigParam[] = [];
   const seen = new Set<string>();
@@ -146,18 +148,18 @@ export function parseToolServiceDescriptor(value: unknown): ToolServiceDescripto
       const { name, required } = raw as { name?: unknown; required?: unknown };
       if (typeof name !== 'string' || name === '') {
         throw invalid(
-          `${where}: 'config-params[${index}].name' must be a non-empty string, got ${describe(name)}`,
+          `${where}: 'config-params[${index}].name' must be a non-empty string, got ${describeConfigValue(name)}`,
         );
       }
       if (required !== undefined && typeof required !== 'boolean') {
         throw invalid(
-          `${where}: 'config-params[${index}].required' (param '${name}') must be a boolean, got ${describe(required)}`,
+          `${where}: 'config-params[${index}].required' (param '${name}') must be a boolean, got ${describeConfigValue(required)}`,
         );
       }
       param = { name, required: required ?? false };
     } else {
       throw invalid(
-        `${where}: 'config-params[${index}]' must be {"name": string, "required": boolean} or a name, got ${describe(raw)}`,
+        `${where}: 'config-params[${index}]' must be {"name": string, "required": boolean} or a name, got ${describeConfigValue(raw)}`,
       );
     }
     if (TOOL_DESCRIPTOR_KEYS.includes(param.name)) {
@@ -172,7 +174,7 @@ export function parseToolServiceDescriptor(value: unknown): ToolServiceDescripto
   const delivery = object['delivery'] ?? 'request-response';
   if (typeof delivery !== 'string' || !DELIVERIES.includes(delivery as ToolServiceDelivery)) {
     throw invalid(
-      `${where}: field 'delivery' must be "request-response" or "durable", got ${describe(delivery)}`,
+      `${where}: field 'delivery' must be "request-response" or "durable", got ${describeConfigValue(delivery)}`,
     );
   }
   return {
@@ -196,58 +198,60 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
   const object = asObject(value, 'tool descriptor');
   const name = object['name'];
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
-    throw invalid(`tool descriptor: field 'name' must match ^[a-zA-Z0-9_-]{1,64}$, got ${describe(name)}`);
+    throw invalid(
+      `tool descriptor: field 'name' must match ^[a-zA-Z0-9_-]{1,64}$, got ${describeConfigValue(name)}`,
+    );
   }
   const where = `tool '${name}'`;
   const type = object['type'];
   if (type !== 'tool-service') {
-    throw invalid(`${where}: field 'type' must be "tool-service", got ${describe(type)}`);
+    throw invalid(`${where}: field 'type' must be "tool-service", got ${describeConfigValue(type)}`);
   }
   const description = object['description'];
   if (typeof description !== 'string') {
-    throw invalid(`${where}: field 'description' must be a string, got ${describe(description)}`);
+    throw invalid(`${where}: field 'description' must be a string, got ${describeConfigValue(description)}`);
   }
   const service = object['service'];
   if (typeof service !== 'string' || service === '') {
     throw invalid(
-      `${where}: has type 'tool-service' but field 'service' must name a tool service, got ${describe(service)}`,
+      `${where}: has type 'tool-service' but field 'service' must name a tool service, got ${describeConfigValue(service)}`,
     );
   }
   const rawArgs = object['arguments'] ?? [];
   if (!Array.isArray(rawArgs)) {
-    throw invalid(`${where}: field 'arguments' must be an array, got ${describe(rawArgs)}`);
+    throw invalid(`${where}: field 'arguments' must be an array, got ${describeConfigValue(rawArgs)}`);
   }
   const seen = new Set<string>();
   const args = rawArgs.map((raw: unknown, index): ToolServiceToolArgument => {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       throw invalid(
-        `${where}: 'arguments[${index}]' must be {"name", "type", "description"}, got ${describe(raw)}`,
+        `${where}: 'arguments[${index}]' must be {"name", "type", "description"}, got ${describeConfigValue(raw)}`,
       );
     }
     const arg = raw as Record<string, unknown>;
     const argName = arg['name'];
     if (typeof argName !== 'string' || argName === '') {
       throw invalid(
-        `${where}: 'arguments[${index}].name' must be a non-empty string, got ${describe(argName)}`,
+        `${where}: 'arguments[${index}].name' must be a non-empty string, got ${describeConfigValue(argName)}`,
       );
     }
     const argType = arg['type'];
     if (typeof argType !== 'string' || !ARGUMENT_TYPES.has(argType)) {
       throw invalid(
-        `${where}: argument '${argName}' has type ${describe(argType)}; expected one of ` +
+        `${where}: argument '${argName}' has type ${describeConfigValue(argType)}; expected one of ` +
           `${[...ARGUMENT_TYPES].join(', ')}`,
       );
     }
     const argDescription = arg['description'] ?? '';
     if (typeof argDescription !== 'string') {
       throw invalid(
-        `${where}: argument '${argName}': 'description' must be a string, got ${describe(argDescription)}`,
+        `${where}: argument '${argName}': 'description' must be a string, got ${describeConfigValue(argDescription)}`,
       );
     }
     const required = arg['required'] ?? true;
     if (typeof required !== 'boolean') {
       throw invalid(
-        `${where}: argument '${argName}': 'required' must be a boolean, got ${describe(required)}`,
+        `${where}: argument '${argName}': 'required' must be a boolean, got ${describeConfigValue(required)}`,
       );
     }
     if (seen.has(argName)) throw invalid(`${where}: argument '${argName}' is listed twice`);
@@ -263,7 +267,7 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
   });
   const idempotent = object['idempotent'] ?? false;
   if (typeof idempotent !== 'boolean') {
-    throw invalid(`${where}: field 'idempotent' must be a boolean, got ${describe(idempotent)}`);
+    throw invalid(`${where}: field 'idempotent' must be a boolean, got ${describeConfigValue(idempotent)}`);
   }
   const outputSchema = object['output-schema'];
   if (
@@ -271,7 +275,7 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
     (outputSchema === null || typeof outputSchema !== 'object' || Array.isArray(outputSchema))
   ) {
     throw invalid(
-      `${where}: field 'output-schema' must be a JSON Schema object, e.g. {"type": "object", "properties": {…}}, got ${describe(outputSchema)}`,
+      `${where}: field 'output-schema' must be a JSON Schema object, e.g. {"type": "object", "properties": {…}}, got ${describeConfigValue(outputSchema)}`,
     );
   }
   const maxTotalTimeoutMs = object['max-total-timeout-ms'];
@@ -280,7 +284,7 @@ export function parseToolServiceToolDescriptor(value: unknown): ToolServiceToolD
     (typeof maxTotalTimeoutMs !== 'number' || !Number.isInteger(maxTotalTimeoutMs) || maxTotalTimeoutMs <= 0)
   ) {
     throw invalid(
-      `${where}: field 'max-total-timeout-ms' must be a positive whole number of milliseconds, got ${describe(maxTotalTimeoutMs)}`,
+      `${where}: field 'max-total-timeout-ms' must be a positive whole number of milliseconds, got ${describeConfigValue(maxTotalTimeoutMs)}`,
     );
   }
   const values: Record<string, JsonValue> = {};
@@ -342,7 +346,7 @@ function asObject(value: unknown, what: string): Record<string, JsonValue> {
     }
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw invalid(`${what}: must be a JSON object, got ${describe(parsed)}`);
+    throw invalid(`${what}: must be a JSON object, got ${describeConfigValue(parsed)}`);
   }
   return parsed as Record<string, JsonValue>;
 }
@@ -351,7 +355,7 @@ function queueField(object: Record<string, unknown>, field: string, where: strin
   const value = object[field];
   if (typeof value !== 'string' || value === '') {
     throw invalid(
-      `${where}: field '${field}' must be a topic name such as 'non-persistent://tg/request/joke', got ${describe(value)}`,
+      `${where}: field '${field}' must be a topic name such as 'non-persistent://tg/request/joke', got ${describeConfigValue(value)}`,
     );
   }
   try {
@@ -362,7 +366,11 @@ function queueField(object: Record<string, unknown>, field: string, where: strin
   return value;
 }
 
-function describe(value: unknown): string {
+/**
+ * A value as an error message about config names it: `nothing`, `null`, `an array`, `an object`, a
+ * JSON string (its first 40 characters), or `number 3`.
+ */
+export function describeConfigValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -383,7 +391,7 @@ function enumOf(
     throw invalid(`${where}: 'enum' is for string, number, integer and boolean arguments, not ${type}`);
   if (!Array.isArray(value) || value.length === 0) {
     throw invalid(
-      `${where}: 'enum' must be a non-empty array of the values it takes, got ${describe(value)}`,
+      `${where}: 'enum' must be a non-empty array of the values it takes, got ${describeConfigValue(value)}`,
     );
   }
   const fits = (v: unknown): boolean =>
@@ -395,7 +403,7 @@ function enumOf(
   const wrong = value.find((v) => !fits(v));
   if (wrong !== undefined)
     throw invalid(
-      `${where}: 'enum' holds ${describe(wrong)}, not ${type === 'integer' ? 'an' : 'a'} ${type}`,
+      `${where}: 'enum' holds ${describeConfigValue(wrong)}, not ${type === 'integer' ? 'an' : 'a'} ${type}`,
     );
   if (new Set(value).size !== value.length) throw invalid(`${where}: 'enum' lists a value twice`);
   return [...(value as (string | number | boolean)[])];

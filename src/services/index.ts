@@ -79,6 +79,7 @@ export {
   formatToolServiceToolDescriptor,
   ToolArgumentType,
   TOOL_DESCRIPTOR_KEYS,
+  describeConfigValue,
 } from './descriptors.js';
 export type {
   ToolServiceDescriptor,

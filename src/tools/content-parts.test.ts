@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { FunctionTool } from './function-tool.js';
 import { ToolSet } from './tool-set.js';
 import { valueAsString } from './base-tool.js';
+import { isBase64 } from './content-parts.js';
 
 /** A 1×1 transparent PNG. */
 const PNG =
@@ -116,4 +117,11 @@ test('valueAsString gives the text of parts (for runJson callers), JSON for brok
     '[image: image/png, 70 bytes]',
   );
   assert.equal(valueAsString([{ type: 'image', data: PNG }]), JSON.stringify([{ type: 'image', data: PNG }]));
+});
+
+test('isBase64: standard base64 padded to a multiple of 4, the empty text included', () => {
+  for (const text of ['', 'AAAA', 'aGk=', 'aA==', 'a+/9']) assert.equal(isBase64(text), true, text);
+  for (const text of ['AAA', 'aGk', 'a-_9', 'aGk=A===', 'aG k=', '====']) {
+    assert.equal(isBase64(text), false, text);
+  }
 });

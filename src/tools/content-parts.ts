@@ -48,6 +48,11 @@ export type MediaPart = ImagePart | AudioPart | ResourcePart;
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/** True for standard base64 text, padded with `=` to a multiple of 4 characters (empty included). */
+export function isBase64(text: string): boolean {
+  return text.length % 4 === 0 && BASE64.test(text);
+}
+
 /** Decoded size of a base64 payload, in bytes. */
 export function base64Bytes(data: string): number {
   const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
@@ -104,7 +109,7 @@ function readPart(toolName: string, value: unknown, index: number): ContentPart 
           `needs a 'mimeType' such as '${type === 'image' ? 'image/png' : 'audio/wav'}', got ${describe(mimeType)}`,
         );
       }
-      if (data.length % 4 !== 0 || !BASE64.test(data)) {
+      if (!isBase64(data)) {
         throw broken(
           toolName,
           index,
@@ -121,7 +126,7 @@ function readPart(toolName: string, value: unknown, index: number): ContentPart 
       if (typeof v['mimeType'] === 'string') part.mimeType = v['mimeType'];
       if (typeof v['text'] === 'string') part.text = v['text'];
       else if (typeof v['blob'] === 'string') {
-        if (v['blob'].length % 4 !== 0 || !BASE64.test(v['blob'])) {
+        if (!isBase64(v['blob'])) {
           throw broken(toolName, index, 'resource', `needs its bytes base64-encoded in 'blob'`);
         }
         part.blob = v['blob'];

@@ -116,6 +116,7 @@ export {
   partsToText,
   partBytes,
   base64Bytes,
+  isBase64,
   isMediaPart,
 } from './content-parts.js';
 export type {

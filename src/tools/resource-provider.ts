@@ -4,7 +4,7 @@
  * the registry provides the config-backed one (`resource/<id>` items).
  */
 import { ToolbusError } from '../errors/index.js';
-import { base64Bytes } from './content-parts.js';
+import { base64Bytes, isBase64 } from './content-parts.js';
 import { completeWith, type CompletionSource } from './completion.js';
 import { parseUriTemplate, type UriTemplate } from './uri-template.js';
 
@@ -126,8 +126,6 @@ export interface ResourceSetOptions {
   templates?: readonly ResourceTemplateEntry[];
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 function checkInfo(
   what: string,
   entry: { name?: unknown; title?: unknown; description?: unknown; mimeType?: unknown },
@@ -158,10 +156,7 @@ function checkEntry(entry: ResourceEntry): ResourceEntry {
   if (entry.text !== undefined && typeof entry.text !== 'string') {
     throw new ToolbusError('usage', `${what}: 'text' must be a string`);
   }
-  if (
-    entry.blob !== undefined &&
-    (typeof entry.blob !== 'string' || entry.blob.length % 4 !== 0 || !BASE64.test(entry.blob))
-  ) {
+  if (entry.blob !== undefined && (typeof entry.blob !== 'string' || !isBase64(entry.blob))) {
     throw new ToolbusError('usage', `${what}: 'blob' must be base64 (A-Z, a-z, 0-9, +, /, padded with =)`);
   }
   if (entry.read !== undefined && typeof entry.read !== 'function') {
