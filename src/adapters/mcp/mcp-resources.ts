@@ -109,15 +109,6 @@ function toMcpPrompt(info: PromptInfo): Prompt {
   return out;
 }
 
-/** Chains `fn` after the server's current `onclose`. */
-function onClose(server: McpBridgeServer, fn: () => void): void {
-  const previous = server.onclose;
-  server.onclose = () => {
-    fn();
-    previous?.();
-  };
-}
-
 /**
  * The name of the entry a read of `uri` is served by (see `ResourceProvider.resolve`): the provider's
  * own answer, else the same rule applied to its listing (the resource of that URI, else the first
@@ -202,7 +193,7 @@ function serveResources(
         if (subscriptions.has(uri)) server.sendResourceUpdated({ uri }).catch(() => undefined);
       }
     });
-    onClose(server, off);
+    server.whenClosed(off);
   }
 }
 
@@ -248,7 +239,7 @@ function servePrompts(server: McpBridgeServer, prompts: PromptProvider, serving:
   });
   if (serving.followChanges && prompts.onChange) {
     const off = prompts.onChange(() => server.sendPromptListChanged().catch(() => undefined));
-    onClose(server, off);
+    server.whenClosed(off);
   }
 }
 

@@ -40,7 +40,13 @@ import {
   DEFAULT_MAX_EVENTS_PER_SESSION,
   MemoryEventStore,
 } from './memory-event-store.js';
-import { DEFAULT_HTTP_REVISION, JsonRpcErrorCode, jsonRpcIdOf, postBodyProblem } from './json-rpc-checks.js';
+import {
+  DEFAULT_HTTP_REVISION,
+  JsonRpcErrorCode,
+  jsonRpcError,
+  jsonRpcIdOf,
+  postBodyProblem,
+} from './json-rpc-checks.js';
 
 /** A tool set the bridge can serve; `onChange` (as on `LiveToolSet`) drives `tools/list_changed`. */
 export type McpBridgeTools = ToolProvider & {
@@ -425,14 +431,11 @@ function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, served: S
     });
   });
   if (followChanges) {
-    const unsubscribe = subscribe(tools, () => {
-      server.sendToolListChanged().catch(() => undefined);
-    });
-    const previous = server.onclose;
-    server.onclose = () => {
-      unsubscribe();
-      previous?.();
-    };
+    server.whenClosed(
+      subscribe(tools, () => {
+        server.sendToolListChanged().catch(() => undefined);
+      }),
+    );
   }
   return server;
 }
@@ -551,6 +554,18 @@ interface SessionSlot {
   idleSince: number;
 }
 
+/** Answers an HTTP request with `status` and a JSON-RPC error response. */
+function replyError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  id: string | number | null = null,
+): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(jsonRpcError(code, message, id)));
+}
+
 /** `600000` → `'10 minutes'`, `1500` → `'1.5 s'`, `200` → `'200 ms'`. */
 function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms} ms`;
@@ -662,17 +677,6 @@ export function createMcpHttpHandler(
   const slotsPerClient = new Map<string, number>();
   let closed = false;
 
-  const jsonRpcError = (
-    res: ServerResponse,
-    status: number,
-    code: number,
-    message: string,
-    id: string | number | null = null,
-  ): void => {
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }));
-  };
-
   /**
    * The protocol revision a request speaks, for the batch rule: its session's, else its
    * `MCP-Protocol-Version` header's, else its own `initialize`'s, else 2025-03-26 (the transport's rule
@@ -769,9 +773,9 @@ export function createMcpHttpHandler(
       if (res.headersSent) {
         if (!res.writableEnded) res.end();
       } else if (tooLarge) {
-        jsonRpcError(res, 413, -32000, err.message);
+        replyError(res, 413, -32000, err.message);
       } else {
-        jsonRpcError(res, 500, -32603, 'internal error of the MCP endpoint');
+        replyError(res, 500, -32603, 'internal error of the MCP endpoint');
       }
     }
   };
@@ -782,7 +786,7 @@ export function createMcpHttpHandler(
     request: McpHttpRequest | undefined,
   ): Promise<void> => {
     if (closed) {
-      return jsonRpcError(res, 503, -32000, 'MCP endpoint closed');
+      return replyError(res, 503, -32000, 'MCP endpoint closed');
     }
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : undefined;
@@ -799,12 +803,7 @@ export function createMcpHttpHandler(
         try {
           parsedBody = text ? JSON.parse(text) : undefined;
         } catch {
-          return jsonRpcError(
-            res,
-            400,
-            JsonRpcErrorCode.ParseError,
-            'Parse error: the body is not valid JSON',
-          );
+          return replyError(res, 400, JsonRpcErrorCode.ParseError, 'Parse error: the body is not valid JSON');
         }
         if (!legacy && parsedBody !== undefined) legacy = await isLegacyRequest(web, parsedBody);
       }
@@ -812,7 +811,7 @@ export function createMcpHttpHandler(
       // and so is a batch on a revision that removed batching.
       const problem = postBodyProblem(parsedBody, revisionOf(req, sessionId, parsedBody));
       if (problem !== undefined) {
-        return jsonRpcError(
+        return replyError(
           res,
           400,
           JsonRpcErrorCode.InvalidRequest,
@@ -823,9 +822,9 @@ export function createMcpHttpHandler(
     }
     if (sessionId !== undefined) {
       const slot = sessions.get(sessionId);
-      if (!slot) return jsonRpcError(res, 404, -32001, `Session not found: '${sessionId}'`);
+      if (!slot) return replyError(res, 404, -32001, `Session not found: '${sessionId}'`);
       if (slot.principal !== undefined && slot.principal !== request?.principal) {
-        return jsonRpcError(
+        return replyError(
           res,
           403,
           -32001,
@@ -833,7 +832,7 @@ export function createMcpHttpHandler(
         );
       }
       if (slot.endpoint !== request?.endpoint) {
-        return jsonRpcError(
+        return replyError(
           res,
           403,
           -32001,
@@ -856,7 +855,7 @@ export function createMcpHttpHandler(
     if (legacy && isInitializeRequest(parsedBody)) {
       const client = request?.client ?? req.socket.remoteAddress ?? 'unknown';
       const refused = capReached(client);
-      if (refused !== undefined) return jsonRpcError(res, 503, -32000, refused);
+      if (refused !== undefined) return replyError(res, 503, -32000, refused);
       const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {

@@ -111,6 +111,15 @@ export class McpBridgeServer extends Server {
     return { ...message, error: { ...message.error, code: RESOURCE_NOT_FOUND } };
   }
 
+  /** Runs `fn` when the connection closes, before what was set to run then (`onclose`, chained). */
+  whenClosed(fn: () => void): void {
+    const previous = this.onclose;
+    this.onclose = () => {
+      fn();
+      previous?.();
+    };
+  }
+
   /** The protocol revision the connection negotiated, once it has. */
   get protocolVersion(): string | undefined {
     return this._negotiatedProtocolVersion;
@@ -335,11 +344,7 @@ export function serveMcpTasks(server: McpBridgeServer, serving: McpTaskServing):
   server.registerCapabilities({ tasks: MCP_TASK_CAPABILITIES });
   server.servesTasks = true;
   const closed = new AbortController();
-  const previous = server.onclose;
-  server.onclose = () => {
-    closed.abort();
-    previous?.();
-  };
+  server.whenClosed(() => closed.abort());
 
   const requireLegacy = (method: string): void => {
     if (!server.legacyEra) {
