@@ -39,7 +39,7 @@ import type { Lookup } from './tool-set-plan.js';
 export const RESOURCE_CONFIG_TYPE = 'resource';
 
 /** The fields of a resource item; any other key of a service-backed item is a config value. */
-export const RESOURCE_ITEM_FIELDS: readonly string[] = [
+const RESOURCE_ITEM_FIELDS: readonly string[] = [
   'uri',
   'uri-template',
   'name',

@@ -17,7 +17,7 @@ export { ProblemSeverity } from './tool-type.js';
 export type { ToolTypeFactory, ToolTypeContext, RegistryProblem } from './tool-type.js';
 export { textCompletionToolType, promptToolType, renderTemplate, parsePromptItem } from './model-tools.js';
 export type { PromptItem } from './model-tools.js';
-export { parseResourceItem, RESOURCE_CONFIG_TYPE, RESOURCE_ITEM_FIELDS } from './config-resources.js';
+export { parseResourceItem, RESOURCE_CONFIG_TYPE } from './config-resources.js';
 export type { ResourceItem, ResourceItemVariable } from './config-resources.js';
 export { TOOL_TYPE_PROVIDERS } from './builtin-tool-types.js';
 export {

@@ -9,7 +9,6 @@ import { isToolbusError } from '../errors/index.js';
 import {
   ToolLogLevel,
   isToolLogLevel,
-  logLevelPasses,
   type ElicitationRequest,
   type SamplingRequest,
   type ToolClientFeatures,
@@ -246,8 +245,5 @@ describe('log levels', () => {
     ]);
     assert.equal(isToolLogLevel('notice'), true);
     assert.equal(isToolLogLevel('trace'), false);
-    assert.equal(logLevelPasses('error', 'warning'), true);
-    assert.equal(logLevelPasses('info', 'warning'), false);
-    assert.equal(logLevelPasses('warning', 'warning'), true);
   });
 });

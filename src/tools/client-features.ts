@@ -23,22 +23,11 @@ export const ToolLogLevel = {
 /** One of {@link ToolLogLevel}'s values. */
 export type ToolLogLevel = (typeof ToolLogLevel)[keyof typeof ToolLogLevel];
 
-/** The levels by severity: `debug` 0 … `emergency` 7. */
-const SEVERITY: ReadonlyMap<string, number> = new Map(
-  Object.values(ToolLogLevel).map((level, i) => [level, i]),
-);
+const LEVELS: ReadonlySet<string> = new Set(Object.values(ToolLogLevel));
 
 /** True for one of the eight {@link ToolLogLevel} values. */
 export function isToolLogLevel(value: unknown): value is ToolLogLevel {
-  return typeof value === 'string' && SEVERITY.has(value);
-}
-
-/**
- * True when a message of `level` passes a threshold of `minimum` (it is as severe or more), e.g.
- * `logLevelPasses('error', 'warning')` is true.
- */
-export function logLevelPasses(level: ToolLogLevel, minimum: ToolLogLevel): boolean {
-  return (SEVERITY.get(level) ?? 0) >= (SEVERITY.get(minimum) ?? 0);
+  return typeof value === 'string' && LEVELS.has(value);
 }
 
 /** A question for the person behind the caller: MCP's `elicitation/create` in form mode. */
@@ -134,7 +123,7 @@ function callerName(caller: string | undefined): string {
  * The `unsupported` error (a `ToolError`) of `ctx.elicit` or `ctx.sample` when the caller cannot: it
  * says who called and what would work.
  */
-export function unsupportedClientFeature(
+function unsupportedClientFeature(
   toolName: string,
   feature: 'elicit' | 'sample',
   caller: string | undefined,

@@ -22,7 +22,7 @@ export {
   decodeToolName,
   ToolNameMap,
 } from './tool-name.js';
-export { ToolLogLevel, isToolLogLevel, logLevelPasses, unsupportedClientFeature } from './client-features.js';
+export { ToolLogLevel, isToolLogLevel } from './client-features.js';
 export type {
   ToolClientFeatures,
   ElicitationRequest,

@@ -13,7 +13,7 @@ export const JsonRpcErrorCode = {
 } as const;
 
 /** The first protocol revision without JSON-RPC batches (revisions are dates, so they sort as strings). */
-export const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
+const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
 
 /** The protocol revision a request without a version header speaks (the Streamable HTTP rule). */
 export const DEFAULT_HTTP_REVISION = '2025-03-26';

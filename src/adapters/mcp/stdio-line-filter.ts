@@ -9,7 +9,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { JsonRpcErrorCode, jsonRpcError, jsonRpcIdOf, jsonRpcProblem } from './json-rpc-checks.js';
 
 /** The longest line read (as the SDK's stdio transport): 10 MiB. */
-export const MAX_STDIO_LINE_BYTES = 10 * 1024 * 1024;
+const MAX_STDIO_LINE_BYTES = 10 * 1024 * 1024;
 
 /**
  * A transform from raw stdin to checked lines. `reply` gets each error response, as one JSON line to
