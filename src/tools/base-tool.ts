@@ -19,9 +19,8 @@ import { ToolbusError, isToolbusError, type AbortState } from '../errors/index.j
 import { ToolError, toolAbortError } from './errors.js';
 import type { RunJsonOptions, Tool, ToolAnnotations, ToolCallContext, ToolProgress } from './tool.js';
 import {
-  elicitThrough,
+  askThrough,
   logThrough,
-  sampleThrough,
   type ElicitationRequest,
   type ElicitationResult,
   type SamplingRequest,
@@ -249,7 +248,7 @@ export abstract class BaseTool implements Tool {
     try {
       running = this.run(
         checked.value as Record<string, unknown>,
-        ctx ?? new LazySignalContext(lazy, this.name, options?.callId ?? this.#nextCallId(), options),
+        ctx ?? new RunContext(lazy, this.name, options?.callId ?? this.#nextCallId(), options),
       );
     } catch (error) {
       throw runFailure(this.name, error, lazy);
@@ -290,10 +289,7 @@ export abstract class BaseTool implements Tool {
     if (context !== undefined) ctx = context;
     else {
       const callId = options?.callId ?? this.#nextCallId();
-      ctx =
-        lazy !== undefined
-          ? new LazySignalContext(lazy, this.name, callId, options)
-          : new SignalContext(abortSignal ?? NEVER_ABORTED, this.name, callId, options);
+      ctx = new RunContext(lazy ?? abortSignal ?? NEVER_ABORTED, this.name, callId, options);
     }
     let unwatch: (() => void) | undefined;
     try {
@@ -353,44 +349,12 @@ function declaredDialect(parameters: ParametersSource): string | undefined {
   return typeof dialect === 'string' && dialect !== '' ? dialect : undefined;
 }
 
-/** A call context with a given signal (a caller's `AbortSignal`, or none). */
-class SignalContext implements ToolCallContext {
-  readonly signal: AbortSignal;
-  readonly callId: string;
-  user?: string;
-  deadline?: number;
-  progress?: (update: ToolProgress) => void;
-  readonly #toolName: string;
-  readonly #features: ToolClientFeatures | undefined;
-  readonly #caller: string | undefined;
-
-  constructor(signal: AbortSignal, toolName: string, callId: string, options: RunJsonOptions | undefined) {
-    this.signal = signal;
-    this.callId = callId;
-    this.#toolName = toolName;
-    this.#features = options?.clientFeatures;
-    this.#caller = options?.caller;
-    if (options?.user !== undefined) this.user = options.user;
-    if (options?.deadline !== undefined) this.deadline = options.deadline;
-    if (options?.onProgress !== undefined) this.progress = options.onProgress;
-  }
-
-  elicit(request: ElicitationRequest): Promise<ElicitationResult> {
-    return elicitThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
-  }
-
-  sample(request: SamplingRequest): Promise<SamplingResult> {
-    return sampleThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
-  }
-
-  log(level: ToolLogLevel, data: unknown, logger?: string): void {
-    logThrough(this.#features, level, data, logger);
-  }
-}
-
-/** A call context whose `signal` is created on first read (see LazyAbortController). */
-class LazySignalContext implements ToolCallContext {
-  readonly #lazy: LazyAbortController;
+/**
+ * The call context `BaseTool` makes: its signal a caller's `AbortSignal` (or none), or ToolSet's lazy
+ * controller's, created on first read (see LazyAbortController).
+ */
+class RunContext implements ToolCallContext {
+  readonly #source: AbortSignal | LazyAbortController;
   readonly callId: string;
   user?: string;
   deadline?: number;
@@ -400,12 +364,12 @@ class LazySignalContext implements ToolCallContext {
   readonly #caller: string | undefined;
 
   constructor(
-    lazy: LazyAbortController,
+    source: AbortSignal | LazyAbortController,
     toolName: string,
     callId: string,
     options: RunJsonOptions | undefined,
   ) {
-    this.#lazy = lazy;
+    this.#source = source;
     this.callId = callId;
     this.#toolName = toolName;
     this.#features = options?.clientFeatures;
@@ -416,15 +380,16 @@ class LazySignalContext implements ToolCallContext {
   }
 
   get signal(): AbortSignal {
-    return this.#lazy.signal;
+    const source = this.#source;
+    return source instanceof LazyAbortController ? source.signal : source;
   }
 
   elicit(request: ElicitationRequest): Promise<ElicitationResult> {
-    return elicitThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+    return askThrough('elicit', this.#features, this.#toolName, this.#caller, request, this.signal);
   }
 
   sample(request: SamplingRequest): Promise<SamplingResult> {
-    return sampleThrough(this.#features, this.#toolName, this.#caller, request, this.signal);
+    return askThrough('sample', this.#features, this.#toolName, this.#caller, request, this.signal);
   }
 
   log(level: ToolLogLevel, data: unknown, logger?: string): void {

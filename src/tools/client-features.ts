@@ -147,50 +147,56 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** How `ctx.elicit` and `ctx.sample` requests must look, and what to say when they do not. */
+const REQUEST_SHAPES = {
+  elicit: {
+    fits: (r: unknown) => isObject(r) && typeof r['message'] === 'string' && isObject(r['requestedSchema']),
+    usage: 'ctx.elicit takes { message: string, requestedSchema: { type: "object", … } }',
+  },
+  sample: {
+    fits: (r: unknown) => isObject(r) && Array.isArray(r['messages']) && typeof r['maxTokens'] === 'number',
+    usage: 'ctx.sample takes { messages: [{ role, content }], maxTokens: number, … }',
+  },
+} as const;
+
 /**
- * `ctx.elicit` of every call context: through the caller's features, or rejected (`unsupported`, or
- * `usage` for a malformed request, or the abort's error once `signal` has aborted).
+ * `ctx.elicit` and `ctx.sample` of every call context: `request` put through the caller's features, or
+ * rejected (`usage` for a malformed request, `unsupported` when the caller cannot, or the abort's error
+ * once `signal` has aborted).
  */
-export function elicitThrough(
+export function askThrough(
+  feature: 'elicit',
   features: ToolClientFeatures | undefined,
   toolName: string,
   caller: string | undefined,
   request: ElicitationRequest,
   signal: AbortSignal,
-): Promise<ElicitationResult> {
-  if (!isObject(request) || typeof request.message !== 'string' || !isObject(request.requestedSchema)) {
-    return Promise.reject(
-      badRequest(toolName, 'ctx.elicit takes { message: string, requestedSchema: { type: "object", … } }'),
-    );
-  }
-  const elicit = features?.elicit;
-  if (elicit === undefined) return Promise.reject(unsupportedClientFeature(toolName, 'elicit', caller));
-  if (signal.aborted) return Promise.reject(toolAbortError(signal, toolName));
-  try {
-    return elicit.call(features, request, { signal });
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
-/** `ctx.sample` of every call context (see {@link elicitThrough}). */
-export function sampleThrough(
+): Promise<ElicitationResult>;
+export function askThrough(
+  feature: 'sample',
   features: ToolClientFeatures | undefined,
   toolName: string,
   caller: string | undefined,
   request: SamplingRequest,
   signal: AbortSignal,
-): Promise<SamplingResult> {
-  if (!isObject(request) || !Array.isArray(request.messages) || typeof request.maxTokens !== 'number') {
-    return Promise.reject(
-      badRequest(toolName, 'ctx.sample takes { messages: [{ role, content }], maxTokens: number, … }'),
-    );
-  }
-  const sample = features?.sample;
-  if (sample === undefined) return Promise.reject(unsupportedClientFeature(toolName, 'sample', caller));
+): Promise<SamplingResult>;
+export function askThrough(
+  feature: 'elicit' | 'sample',
+  features: ToolClientFeatures | undefined,
+  toolName: string,
+  caller: string | undefined,
+  request: ElicitationRequest | SamplingRequest,
+  signal: AbortSignal,
+): Promise<ElicitationResult | SamplingResult> {
+  const shape = REQUEST_SHAPES[feature];
+  if (!shape.fits(request)) return Promise.reject(badRequest(toolName, shape.usage));
+  const ask = features?.[feature] as
+    | ((request: unknown, options: { signal: AbortSignal }) => Promise<ElicitationResult | SamplingResult>)
+    | undefined;
+  if (ask === undefined) return Promise.reject(unsupportedClientFeature(toolName, feature, caller));
   if (signal.aborted) return Promise.reject(toolAbortError(signal, toolName));
   try {
-    return sample.call(features, request, { signal });
+    return ask.call(features, request, { signal });
   } catch (error) {
     return Promise.reject(error);
   }

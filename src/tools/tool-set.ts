@@ -35,9 +35,8 @@ import {
 } from './content-parts.js';
 import { hookList, notifyHooks, runHooks, type Hook, type HookFn } from './hooks.js';
 import {
-  elicitThrough,
+  askThrough,
   logThrough,
-  sampleThrough,
   type ElicitationRequest,
   type ElicitationResult,
   type SamplingRequest,
@@ -657,12 +656,12 @@ class CallContext implements ToolCallContext {
   // On the prototype, reading the call's control: a call that never asks pays nothing for them.
   elicit(request: ElicitationRequest): Promise<ElicitationResult> {
     const control = this.#control;
-    return elicitThrough(control.features, control.name, control.caller, request, this.signal);
+    return askThrough('elicit', control.features, control.name, control.caller, request, this.signal);
   }
 
   sample(request: SamplingRequest): Promise<SamplingResult> {
     const control = this.#control;
-    return sampleThrough(control.features, control.name, control.caller, request, this.signal);
+    return askThrough('sample', control.features, control.name, control.caller, request, this.signal);
   }
 
   log(level: ToolLogLevel, data: unknown, logger?: string): void {
