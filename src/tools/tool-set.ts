@@ -41,7 +41,6 @@ import {
   type ElicitationResult,
   type SamplingRequest,
   type SamplingResult,
-  type ToolClientFeatures,
   type ToolLogLevel,
 } from './client-features.js';
 import { endSpanWithFailure, runInSpan, tracingEnabled } from './tracing.js';
@@ -485,11 +484,9 @@ export class ToolSet implements ToolProvider {
     const timed = callerDeadline === undefined && Number.isFinite(timeoutMs);
 
     // One object per call: abort controller, deadline entry, caller-signal listener and the call's state.
-    const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, callerSignal);
+    const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, options);
     // Only a call somebody listens to for progress pays for a sink.
     control.progressSink = this.#progressListeners(name, callId, user, options);
-    if (options.clientFeatures !== undefined) control.features = options.clientFeatures;
-    if (options.caller !== undefined) control.caller = options.caller;
     control.setDeadline(deadline, timed);
     // One listener on the caller's signal however many calls share it; `handleEvent`: no closure per call.
     if (callerSignal !== undefined) control.unwatch = onAbort(callerSignal, control);
@@ -552,9 +549,7 @@ export class ToolSet implements ToolProvider {
       if (!(leftMs > 0)) return Promise.resolve(failure(name, callId, deadlinePassed(name), replay));
     }
     const budgetMs = Math.min(timeoutMs, leftMs);
-    const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, options.signal);
-    if (options.clientFeatures !== undefined) control.features = options.clientFeatures;
-    if (options.caller !== undefined) control.caller = options.caller;
+    const control = new CallControl(this.#scope, tool, name, callId, replay, budgetMs, options);
     const listeners = this.#progressListeners(name, callId, user, options);
     // Always a sink: a report is what keeps the call alive, listened to or not.
     control.progressSink = (update) => {
@@ -597,11 +592,7 @@ export class ToolSet implements ToolProvider {
         if (vetting !== undefined) await control.race(vetting);
       }
       if (control.aborted) throw control.reason;
-      const runOptions: RunJsonOptions = { callId: control.callId, user, deadline: control.deadline };
-      if (control.progressSink !== undefined) runOptions.onProgress = control.progressSink;
-      if (control.features !== undefined) runOptions.clientFeatures = control.features;
-      if (control.caller !== undefined) runOptions.caller = control.caller;
-      const value = await control.race(tool.runJson(parsed, control, runOptions));
+      const value = await control.race(tool.runJson(parsed, control, control.runOptions(user)));
       return control.success(value);
     } catch (error) {
       return failure(name, control.callId, toToolError(name, error, control), control.replay);
@@ -656,16 +647,18 @@ class CallContext implements ToolCallContext {
   // On the prototype, reading the call's control: a call that never asks pays nothing for them.
   elicit(request: ElicitationRequest): Promise<ElicitationResult> {
     const control = this.#control;
-    return askThrough('elicit', control.features, control.name, control.caller, request, this.signal);
+    const { clientFeatures, caller } = control.options;
+    return askThrough('elicit', clientFeatures, control.name, caller, request, this.signal);
   }
 
   sample(request: SamplingRequest): Promise<SamplingResult> {
     const control = this.#control;
-    return askThrough('sample', control.features, control.name, control.caller, request, this.signal);
+    const { clientFeatures, caller } = control.options;
+    return askThrough('sample', clientFeatures, control.name, caller, request, this.signal);
   }
 
   log(level: ToolLogLevel, data: unknown, logger?: string): void {
-    logThrough(this.#control.features, level, data, logger);
+    logThrough(this.#control.options.clientFeatures, level, data, logger);
   }
 }
 
@@ -699,17 +692,17 @@ class CallControl extends LazyAbortController implements Schedulable {
   holding = false;
   /** Where the tool's progress reports go, when anybody listens. */
   progressSink: ((update: ToolProgress) => void) | undefined = undefined;
-  /** What the caller can do for the tool (`ToolCallOptions.clientFeatures`). */
-  features: ToolClientFeatures | undefined = undefined;
-  /** Who called (`ToolCallOptions.caller`), for the error of a feature the caller lacks. */
-  caller: string | undefined = undefined;
+  /**
+   * The caller's options, kept rather than copied (a call allocates nothing for them): its signal, and
+   * what the tool's context reads on demand (`clientFeatures`, `caller`).
+   */
+  readonly options: ToolCallOptions;
   readonly name: string;
   readonly callId: string;
   readonly replay: string | undefined;
   readonly #scope: CallScope;
   readonly #tool: Tool;
   readonly #timeoutMs: number;
-  readonly #callerSignal: AbortSignal | undefined;
   /** Settles the result of a call on the direct path; undefined before it runs and once settled. */
   #settle: ((result: ToolResult) => void) | undefined = undefined;
   #deadline: number | undefined = undefined;
@@ -728,7 +721,7 @@ class CallControl extends LazyAbortController implements Schedulable {
     callId: string,
     replay: string | undefined,
     timeoutMs: number,
-    callerSignal: AbortSignal | undefined,
+    options: ToolCallOptions,
   ) {
     super();
     this.#scope = scope;
@@ -737,7 +730,7 @@ class CallControl extends LazyAbortController implements Schedulable {
     this.callId = callId;
     this.replay = replay;
     this.#timeoutMs = timeoutMs;
-    this.#callerSignal = callerSignal;
+    this.options = options;
   }
 
   /** Sets the call's deadline: known now (epoch ms or none), or `timed`: from its timer, when first read. */
@@ -775,14 +768,7 @@ class CallControl extends LazyAbortController implements Schedulable {
     try {
       running = direct
         ? tool[startRun](parsed, this, new CallContext(this, user), undefined)
-        : tool.runJson(parsed, this, {
-            callId: this.callId,
-            user,
-            deadline: this.deadline,
-            ...(this.progressSink !== undefined ? { onProgress: this.progressSink } : {}),
-            ...(this.features !== undefined ? { clientFeatures: this.features } : {}),
-            ...(this.caller !== undefined ? { caller: this.caller } : {}),
-          });
+        : tool.runJson(parsed, this, this.runOptions(user));
       raw = direct && this.rawRun;
       plain = raw && typeof (running as { then?: unknown } | null | undefined)?.then !== 'function';
     } catch (error) {
@@ -808,6 +794,16 @@ class CallControl extends LazyAbortController implements Schedulable {
         this.#done(this.#failure(raw ? runFailure(this.name, error, this) : error));
       }
     });
+  }
+
+  /** What a tool run through its own `runJson` (off the direct path) is told of the call. */
+  runOptions(user: string | undefined): RunJsonOptions {
+    const options: RunJsonOptions = { callId: this.callId, user, deadline: this.deadline };
+    if (this.progressSink !== undefined) options.onProgress = this.progressSink;
+    const { clientFeatures, caller } = this.options;
+    if (clientFeatures !== undefined) options.clientFeatures = clientFeatures;
+    if (caller !== undefined) options.caller = caller;
+    return options;
   }
 
   /** The result for the tool's return value: as text, capped at the set's output limit. */
@@ -938,7 +934,7 @@ class CallControl extends LazyAbortController implements Schedulable {
 
   /** The caller's signal aborted. */
   handleEvent(): void {
-    this.abort(toolAbortError(this.#callerSignal ?? { aborted: true, reason: undefined }, this.name));
+    this.abort(toolAbortError(this.options.signal ?? { aborted: true, reason: undefined }, this.name));
   }
 
   /** Lets progress restart the timer (just scheduled) with `idleMs`, up to `capMs` from now. */
