@@ -701,10 +701,18 @@ export function createGateway(options: GatewayOptions): Gateway {
    * (which then answers as to a caller without a token).
    */
   async function authenticate(ctx: RouteContext, publicRoute: boolean): Promise<Principal | undefined> {
-    const origin = originOf(ctx.req);
+    let resources: readonly string[] | undefined;
     try {
       return await policy.authenticate(headerValue(ctx.req, 'authorization'), {
-        resources: origin === undefined ? [] : resourcesOf(origin, ctx.path),
+        // Built only when a JWT verifier with resourceAudience reads them: health probes, console
+        // assets, static tokens and gateways without JWT never pay for the URL building.
+        get resources() {
+          if (resources === undefined) {
+            const origin = originOf(ctx.req);
+            resources = origin === undefined ? [] : resourcesOf(origin, ctx.path);
+          }
+          return resources;
+        },
       });
     } catch (error) {
       if (publicRoute) return undefined;

@@ -9,7 +9,7 @@ import {
 } from './protected-resource-route.js';
 
 /** A request as far as {@link requestOrigin} reads it. */
-function request(localPort: number, encrypted = false): IncomingMessage {
+function request(localPort: number | undefined, encrypted = false): IncomingMessage {
   return { socket: { localPort, encrypted } } as unknown as IncomingMessage;
 }
 
@@ -68,5 +68,10 @@ describe('resource URLs', () => {
     assert.equal(requestOrigin(request(80), '[::1]', undefined), 'http://[::1]');
     assert.equal(requestOrigin(request(8888), undefined, undefined), undefined, 'no known host');
     assert.equal(requestOrigin(request(8888), 'a"b', undefined), undefined, 'not safe in a URL or header');
+    assert.equal(
+      requestOrigin(request(undefined), 'localhost', undefined),
+      undefined,
+      'the socket is closed',
+    );
   });
 });

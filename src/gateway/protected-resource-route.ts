@@ -125,7 +125,7 @@ const SAFE_ORIGIN = /^https?:\/\/[a-z0-9.\-[\]:]+$/;
  * connection, the host name it was asked for (`knownHost`, one the gateway answers to by name) and the
  * port it was reached on. The port is the socket's, not the `Host` header's: a token minted for another
  * server on this machine must not become valid here by naming that server's port. Undefined without a
- * known host.
+ * known host, or once the connection is closed.
  */
 export function requestOrigin(
   req: IncomingMessage,
@@ -136,9 +136,11 @@ export function requestOrigin(
   if (knownHost === undefined) return undefined;
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
   const port = req.socket.localPort;
+  // A closed socket has no port: the origin is then unknown, not the scheme's default port's.
+  if (port === undefined) return undefined;
   let origin: string;
   try {
-    origin = new URL(`${encrypted ? 'https' : 'http'}://${knownHost}${port ? `:${port}` : ''}`).origin;
+    origin = new URL(`${encrypted ? 'https' : 'http'}://${knownHost}:${port}`).origin;
   } catch {
     return undefined;
   }

@@ -443,6 +443,30 @@ describe('AccessPolicy with jwt', () => {
     }
   });
 
+  test('reads the resource URLs only for a JWT checked by a verifier with resourceAudience', async () => {
+    let reads = 0;
+    const request = {
+      get resources() {
+        reads++;
+        return ['http://127.0.0.1:8888/mcp'];
+      },
+    };
+    const plain = new AccessPolicy({ jwt: options(), adminToken: 'owner-token' });
+    const oauth = new AccessPolicy({ jwt: options({ resourceAudience: true }), adminToken: 'owner-token' });
+    try {
+      assert.equal((await oauth.authenticate('Bearer owner-token', request))?.name, 'admin');
+      assert.equal(await oauth.authenticate('Bearer tbk_not-a-jwt', request), undefined);
+      assert.equal(await oauth.authenticate(undefined, request), undefined);
+      assert.equal((await plain.authenticate(`Bearer ${await sign()}`, request))?.name, 'jwt:alice');
+      assert.equal(reads, 0, 'no JWT, or a verifier without resourceAudience: never read');
+      assert.equal((await oauth.authenticate(`Bearer ${await sign()}`, request))?.name, 'jwt:alice');
+      assert.equal(reads, 1, 'read once for the JWT');
+    } finally {
+      plain.close();
+      oauth.close();
+    }
+  });
+
   test('takes a ready verifier too, and the admin token still wins', async () => {
     const verifier = createJwtVerifier(options());
     const policy = new AccessPolicy({ jwt: verifier, adminToken: 'owner-token' });

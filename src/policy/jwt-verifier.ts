@@ -53,7 +53,9 @@ export interface JwtVerifyOptions {
   /**
    * The resource URLs (RFC 8707) of the endpoint the token was sent to, e.g. the gateway's
    * `https://tools.example.com/mcp` and `https://tools.example.com`: accepted as the token's audience
-   * when the verifier has {@link JwtOptions.resourceAudience}. @default []
+   * when the verifier has {@link JwtOptions.resourceAudience}. Read only then, once per token: a getter
+   * may build it on demand, so requests that never need it (a static token, no JWT) do not pay for it.
+   * @default []
    */
   resources?: readonly string[];
 }

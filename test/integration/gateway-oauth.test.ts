@@ -17,6 +17,7 @@ import {
   type GatewayDeniedEvent,
   type GatewayOptions,
   type JwtOptions,
+  type JwtVerifyOptions,
 } from '../../src/gateway/index.js';
 import { rawRequest, type RawResponse } from '../support/raw-http.js';
 
@@ -342,6 +343,32 @@ describe('tokens minted for the resource (RFC 8707)', () => {
     const r = await who(url, '/mcp', other, '127.0.0.1:9');
     assert.equal(r.status, 401);
     assert.equal(challengeOf(r).error, 'invalid_token');
+  });
+
+  test('the resource URLs are built only when read (a JWT checked with resourceAudience), not per request', async (t) => {
+    // How the policy got the resource URLs: an accessor (built when read) or a value (built up front).
+    const given: string[] = [];
+    class Recording extends AccessPolicy {
+      override authenticate(authorization: string | undefined, request: JwtVerifyOptions = {}) {
+        given.push(Object.getOwnPropertyDescriptor(request, 'resources')?.get ? 'accessor' : 'value');
+        return super.authenticate(authorization, request);
+      }
+    }
+    const policy = new Recording({
+      adminToken: ADMIN,
+      jwt: { jwksUrl, issuer: ISSUER, resourceAudience: true },
+    });
+    const gateway = createGateway({ tools: new LiveToolSet([echo]), policy, oauth: OAUTH });
+    const url = await gateway.listen({ port: 0 });
+    t.after(async () => {
+      await gateway.close();
+      policy.close();
+    });
+    assert.equal((await rawRequest(url, '/api/v1/tools', { headers: bearer(ADMIN) })).status, 200);
+    assert.equal((await rawRequest(url, '/api/v1/health')).status, 200);
+    // Read through the accessor, the URLs are the request's.
+    assert.equal((await rawRequest(url, '/api/v1/tools', { headers: bearer(await token(url)) })).status, 200);
+    assert.deepEqual(given, ['accessor', 'accessor', 'accessor']);
   });
 
   test('behind publicUrl, the public resource URL is the audience, not the local one', async (t) => {
