@@ -28,7 +28,7 @@ describe('--jwt-* and --oauth flags', () => {
     );
   });
 
-  test('--oauth: the resource URL is the audience, scopes name roles, the issuer is advertised', () => {
+  test('--oauth: the resource URL is the audience, scopes name roles (caller, approver), the issuer is advertised', () => {
     const { jwt, oauth, publicUrl } = parseJwtFlags(
       { 'jwt-jwks': JWKS, 'jwt-issuer': ISSUER, oauth: true },
       {},
@@ -117,6 +117,7 @@ describe('--jwt-* and --oauth flags', () => {
     for (const flag of ['--oauth ', '--oauth-issuer URL', '--oauth-scopes SCOPES', '--public-url URL']) {
       assert.ok(help.stdout.includes(flag), flag);
     }
+    assert.match(help.stdout, /admin and impersonate come only\s+from the roles claim/);
     assert.match(
       help.stdout,
       /toolbus up --public-url https:\/\/tools\.example\.com \\\n\s+--jwt-jwks .* \\\n\s+--oauth/,

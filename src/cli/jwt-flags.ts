@@ -36,14 +36,14 @@ export const JWT_FLAGS_HELP = `  --jwt-jwks URL     also accept JWTs of an OpenI
                      serve /.well-known/oauth-protected-resource (and /mcp's at …/mcp) naming the
                      authorization server, point every 401 at it, accept a token whose audience is
                      the resource URL it is sent to (https://HOST/mcp), and, for a token without
-                     the roles claim, take the roles from its toolbus:admin, toolbus:caller,
-                     toolbus:approver, toolbus:impersonate scopes (none: caller). Needs --jwt-jwks
-                     and --jwt-issuer (README: "Signing in MCP clients with OAuth")
+                     the roles claim, take the roles caller and approver from its toolbus:caller
+                     and toolbus:approver scopes (none: caller). admin and impersonate come only
+                     from the roles claim: any user's client may ask for any scope. Needs
+                     --jwt-jwks and --jwt-issuer (README: "Signing in MCP clients with OAuth")
   --oauth-issuer URL the authorization server to advertise (default: --jwt-issuer); implies --oauth
   --oauth-scopes SCOPES
                      scopes to advertise as scopes_supported, which clients then ask for, e.g.
-                     toolbus:caller (default: none); implies --oauth. Grant toolbus:admin only to
-                     admins at the provider
+                     toolbus:caller (default: none); implies --oauth
   --public-url URL   the gateway's public origin behind a TLS proxy, e.g. https://tools.example.com:
                      the origin of its resource URLs, and a name it answers to (default: the name
                      and port a request reaches it at). Needed with --oauth behind a proxy`;

@@ -176,7 +176,7 @@ export interface GatewayOptions {
    * (`WWW-Authenticate: Bearer resource_metadata="…"`, with `error="invalid_token"` and the reason for
    * a refused token). The tokens themselves are checked by the policy's JWT verifier: give it
    * `resourceAudience` so a token minted for the resource URL verifies, and `rolesFromScope` for the
-   * `toolbus:<role>` scopes. With `allowedHosts: ['*']` it needs {@link publicUrl}.
+   * `toolbus:caller` and `toolbus:approver` scopes. With `allowedHosts: ['*']` it needs {@link publicUrl}.
    * @default none (no metadata routes; a 401 says just `Bearer`)
    */
   oauth?: GatewayOAuthOptions;

@@ -377,7 +377,7 @@ describe('tokens minted for the resource (RFC 8707)', () => {
     assert.equal((await who(url, '/mcp', await token(`${url}/mcp`))).status, 401);
   });
 
-  test('the admin token and the configured audience still work; toolbus:<role> scopes are roles', async (t) => {
+  test('the admin token and the configured audience still work; a toolbus:admin scope is no admin', async (t) => {
     const { url } = await start(
       t,
       { oauth: OAUTH },
@@ -385,13 +385,23 @@ describe('tokens minted for the resource (RFC 8707)', () => {
     );
     assert.equal((await who(url, '/api/v1/config/tool', ADMIN)).status, 200);
     assert.equal((await who(url, '/mcp', await token('toolbus'))).status, 200);
-    const caller = await who(url, '/api/v1/config/tool', await token(url, { scope: 'toolbus:caller' }));
-    assert.equal(caller.status, 403);
-    assert.equal(errorOf(caller).code, 'forbidden');
-    assert.equal(
-      (await who(url, '/api/v1/config/tool', await token(url, { scope: 'toolbus:admin' }))).status,
-      200,
+    for (const scope of ['toolbus:caller', 'toolbus:admin', 'toolbus:admin toolbus:impersonate']) {
+      const r = await who(url, '/api/v1/config/tool', await token(url, { scope }));
+      assert.equal(r.status, 403, scope);
+      assert.equal(errorOf(r).code, 'forbidden', scope);
+    }
+    const caller = await who(url, '/mcp', await token(`${url}/mcp`, { scope: 'toolbus:admin' }));
+    assert.equal(caller.status, 200, 'a caller still');
+  });
+
+  test('rolesFromScope listing admin: a toolbus:admin scope is an admin', async (t) => {
+    const { url } = await start(
+      t,
+      { oauth: OAUTH },
+      { resourceAudience: true, rolesFromScope: ['caller', 'approver', 'admin'] },
     );
+    const r = await who(url, '/api/v1/config/tool', await token(url, { scope: 'toolbus:admin' }));
+    assert.equal(r.status, 200, r.body);
   });
 });
 
