@@ -103,11 +103,12 @@ export function resolveOAuthOptions(options: GatewayOAuthOptions): ResolvedOAuth
 
 /**
  * The origin of a gateway's public URL (`https://tools.example.com`).
- * @throws ToolbusError `usage` when it is not an http(s) URL of an origin alone (a path prefix would
- * move the well-known metadata out of the gateway's reach).
+ * @throws ToolbusError `usage` when it is not an https URL (http on a loopback host) of an origin alone:
+ * its resource URLs are https (RFC 9728 §1.2), and a path prefix would move the well-known metadata
+ * out of the gateway's reach.
  */
 export function resolvePublicUrl(text: string): string {
-  const url = httpUrl(text, 'the public URL', false);
+  const url = httpUrl(text, 'the public URL', true);
   if (url.pathname !== '/') {
     throw new ToolbusError(
       'usage',

@@ -406,7 +406,7 @@ describe('tokens minted for the resource (RFC 8707)', () => {
 });
 
 describe('oauth options', () => {
-  test('refused at creation: no server, http off loopback, a path in publicUrl, a bad scope, * without publicUrl', () => {
+  test('refused at creation: no server, http off loopback (servers and publicUrl), a path in publicUrl, a bad scope, * without publicUrl', () => {
     const base = { tools: new LiveToolSet([echo]), token: ADMIN };
     const usage = (options: Partial<GatewayOptions>, fragment: RegExp): void => {
       assert.throws(
@@ -421,6 +421,7 @@ describe('oauth options', () => {
     usage({ oauth: { ...OAUTH, scopesSupported: ['two words'] } }, /not a valid scope token/);
     usage({ publicUrl: 'https://example.com/toolbus' }, /without a path/);
     usage({ publicUrl: 'ftp://example.com' }, /must be an https URL/);
+    usage({ publicUrl: 'http://tools.example.com' }, /must be an https URL \(http only on a loopback host\)/);
     usage({ oauth: OAUTH, allowedHosts: ['*'] }, /needs publicUrl/);
     assert.doesNotThrow(() =>
       createGateway({
@@ -430,5 +431,6 @@ describe('oauth options', () => {
         publicUrl: 'https://t.example',
       }),
     );
+    assert.doesNotThrow(() => createGateway({ ...base, publicUrl: 'http://localhost:8080' }));
   });
 });
