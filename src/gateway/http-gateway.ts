@@ -73,8 +73,7 @@ import {
   bearerChallenge,
   protectedResourceRoutes,
   requestOrigin,
-  resolveOAuthOptions,
-  resolvePublicUrl,
+  resolveResourceServer,
   resourceMetadataUrl,
   resourcesOf,
   type GatewayOAuthOptions,
@@ -357,17 +356,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const defaultUser = options.defaultUser ?? 'anonymous';
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const allowlist = options.allowlist ?? configAllowlistFromEnv(process.env);
-  const publicOrigin = options.publicUrl === undefined ? undefined : resolvePublicUrl(options.publicUrl);
-  const oauth = options.oauth === undefined ? undefined : resolveOAuthOptions(options.oauth);
-  if (oauth && publicOrigin === undefined && options.allowedHosts?.some((h) => h.trim() === '*')) {
-    // Under '*' the client picks the Host: resource URLs (token audiences) built from it would accept
-    // a token minted for any server.
-    throw new ToolbusError(
-      'usage',
-      "createGateway: with allowedHosts '*', oauth needs publicUrl, the URL clients reach the gateway at " +
-        '(toolbus up --public-url)',
-    );
-  }
+  const { oauth, publicOrigin } = resolveResourceServer(options);
   const guard = createRequestGuard({
     allowedHosts: [
       ...(options.allowedHosts ?? []),

@@ -422,7 +422,7 @@ describe('oauth options', () => {
     usage({ publicUrl: 'https://example.com/toolbus' }, /without a path/);
     usage({ publicUrl: 'ftp://example.com' }, /must be an https URL/);
     usage({ publicUrl: 'http://tools.example.com' }, /must be an https URL \(http only on a loopback host\)/);
-    usage({ oauth: OAUTH, allowedHosts: ['*'] }, /needs publicUrl/);
+    usage({ oauth: OAUTH, allowedHosts: ['*'] }, /with allowedHosts '\*'.* needs the public URL/);
     assert.doesNotThrow(() =>
       createGateway({
         ...base,
