@@ -164,8 +164,8 @@ export interface GatewayOptions {
   /**
    * The gateway's public origin when clients reach it through a TLS proxy (`https://tools.example.com`):
    * the origin of its OAuth resource URLs (see {@link oauth}), and a host name it answers to.
-   * @default each request's own: `http://` (`https://` on a TLS socket) + its `Host` name, when the
-   * gateway answers to that name (not only through `'*'`), + the port it was reached on
+   * @default each request's own: `http://` + its `Host` name, when the gateway answers to that name
+   * (not only through `'*'`), + the port it was reached on
    */
   publicUrl?: string;
   /**

@@ -169,14 +169,15 @@ export function resolveResourceServer(options: ResourceServerOptions): ResolvedR
 }
 
 /** Only these characters may reach a resource URL built from a request, so it is safe in a header too. */
-const SAFE_ORIGIN = /^https?:\/\/[a-z0-9.\-[\]:]+$/;
+const SAFE_ORIGIN = /^http:\/\/[a-z0-9.\-[\]:]+$/;
 
 /**
- * The origin of the gateway's resource URLs for `req`: `publicOrigin` when given, else the scheme of the
- * connection, the host name it was asked for (`knownHost`, one the gateway answers to by name) and the
- * port it was reached on. The port is the socket's, not the `Host` header's: a token minted for another
- * server on this machine must not become valid here by naming that server's port. Undefined without a
- * known host, or once the connection is closed.
+ * The origin of the gateway's resource URLs for `req`: `publicOrigin` when given, else `http://` (the
+ * gateway serves plain http; behind a TLS proxy it is given its public URL), the host name it was asked
+ * for (`knownHost`, one the gateway answers to by name) and the port it was reached on. The port is the
+ * socket's, not the `Host` header's: a token minted for another server on this machine must not become
+ * valid here by naming that server's port. Undefined without a known host, or once the connection is
+ * closed.
  */
 export function requestOrigin(
   req: IncomingMessage,
@@ -185,13 +186,12 @@ export function requestOrigin(
 ): string | undefined {
   if (publicOrigin !== undefined) return publicOrigin;
   if (knownHost === undefined) return undefined;
-  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
   const port = req.socket.localPort;
   // A closed socket has no port: the origin is then unknown, not the scheme's default port's.
   if (port === undefined) return undefined;
   let origin: string;
   try {
-    origin = new URL(`${encrypted ? 'https' : 'http'}://${knownHost}:${port}`).origin;
+    origin = new URL(`http://${knownHost}:${port}`).origin;
   } catch {
     return undefined;
   }
@@ -233,12 +233,10 @@ function quoted(value: string): string {
 export interface BearerChallenge {
   /** The protected resource metadata's URL (RFC 9728 §5.1). */
   resourceMetadata?: string | undefined;
-  /** `invalid_token` for a token that was sent and refused, `insufficient_scope` (RFC 6750 §3.1). */
-  error?: 'invalid_token' | 'insufficient_scope' | undefined;
+  /** `invalid_token` for a token that was sent and refused (RFC 6750 §3.1). */
+  error?: 'invalid_token' | undefined;
   /** Why, for the developer reading it. */
   description?: string | undefined;
-  /** The scope the request needs (with `insufficient_scope`). */
-  scope?: string | undefined;
 }
 
 /** A `WWW-Authenticate: Bearer …` header value; just `Bearer` when it says nothing more. */
@@ -249,7 +247,6 @@ export function bearerChallenge(challenge: BearerChallenge): string {
       : []),
     ...(challenge.error !== undefined ? [`error="${challenge.error}"`] : []),
     ...(challenge.description !== undefined ? [`error_description=${quoted(challenge.description)}`] : []),
-    ...(challenge.scope !== undefined ? [`scope=${quoted(challenge.scope)}`] : []),
   ];
   return params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`;
 }
@@ -268,7 +265,8 @@ export function protectedResourceRoutes(
   const send = (ctx: RouteContext, resourcePath: string): void => {
     const origin = originOf(ctx);
     if (origin === undefined) {
-      // Only reachable with an unusual Host let in by '*': the resource URL cannot be built from it.
+      // The Host was checked (a name only '*' lets in needs publicUrl, which is then the origin), but an
+      // allowed name may still make no safe URL (e.g. 'my_host'), or the connection is gone.
       throw new HttpError(
         400,
         'invalid-request',

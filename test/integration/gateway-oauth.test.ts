@@ -205,6 +205,18 @@ describe('protected resource metadata (RFC 9728)', () => {
     assert.equal(await resource('localhost:9'), `http://localhost:${port}/mcp`);
   });
 
+  test('an allowed Host that makes no safe URL: 400 pointing at publicUrl, which fixes it', async (t) => {
+    const { url, port } = await start(t, { oauth: OAUTH, allowedHosts: ['my_host'] });
+    const r = await rawRequest(url, `${WELL_KNOWN}/mcp`, { headers: { host: `my_host:${port}` } });
+    assert.equal(r.status, 400);
+    assert.match(errorOf(r).message, /public URL/);
+    const fixed = await start(t, { oauth: OAUTH, allowedHosts: ['my_host'], publicUrl: 'https://t.example' });
+    const ok = await rawRequest(fixed.url, `${WELL_KNOWN}/mcp`, {
+      headers: { host: `my_host:${fixed.port}` },
+    });
+    assert.equal(ok.status, 200);
+  });
+
   test('a foreign Host or Origin is 403 as on every route', async (t) => {
     const { url, port } = await start(t, { oauth: OAUTH });
     const host = await rawRequest(url, `${WELL_KNOWN}/mcp`, {
