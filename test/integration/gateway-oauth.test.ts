@@ -289,6 +289,18 @@ describe('401 challenges (RFC 6750, RFC 9728 §5.1)', () => {
     );
   });
 
+  test('another scheme than Bearer (Basic): a challenge without error, as for no token', async (t) => {
+    const basic = { authorization: `Basic ${Buffer.from('alice:secret').toString('base64')}` };
+    const { url } = await start(t, { oauth: OAUTH });
+    const r = await rawRequest(url, '/mcp', { method: 'POST', body: '{}', headers: basic });
+    assert.equal(r.status, 401);
+    assert.equal(r.headers['www-authenticate'], `Bearer resource_metadata="${url}${WELL_KNOWN}/mcp"`);
+    const plain = await start(t, {}, { audience: 'toolbus' });
+    const without = await rawRequest(plain.url, '/api/v1/tools', { headers: basic });
+    assert.equal(without.status, 401);
+    assert.equal(without.headers['www-authenticate'], 'Bearer');
+  });
+
   test('a refused token: invalid_token and why (expired, audience, signature, unknown)', async (t) => {
     const { url } = await start(t, { oauth: OAUTH });
     const mcp = `${url}/mcp`;
@@ -381,6 +393,20 @@ describe('tokens minted for the resource (RFC 8707)', () => {
     // Read through the accessor, the URLs are the request's.
     assert.equal((await rawRequest(url, '/api/v1/tools', { headers: bearer(await token(url)) })).status, 200);
     assert.deepEqual(given, ['accessor', 'accessor', 'accessor']);
+  });
+
+  test("allowedHosts '*' without oauth: a token for the URL of a Host only '*' lets in is refused (invalid_token)", async (t) => {
+    // resourceAudience alone (no oauth, so publicUrl is not required): resource URLs come only from
+    // names the gateway answers to by name, never from one the client chose.
+    const { url, port } = await start(t, { allowedHosts: ['*'] }, { resourceAudience: true });
+    const evil = `evil.example:${port}`;
+    const r = await who(url, '/mcp', await token(`http://${evil}/mcp`), evil);
+    assert.equal(r.status, 401, r.body);
+    assert.equal(r.headers['www-authenticate'], 'Bearer error="invalid_token"');
+    assert.match(errorOf(r).message, /the JWT was refused/);
+    // The same kind of token for a name the gateway answers to by name is accepted.
+    const local = `127.0.0.1:${port}`;
+    assert.equal((await who(url, '/mcp', await token(`http://${local}/mcp`), local)).status, 200);
   });
 
   test('behind publicUrl, the public resource URL is the audience, not the local one', async (t) => {
