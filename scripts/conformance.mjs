@@ -16,8 +16,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
-const root = new URL('..', import.meta.url).pathname;
+// A path, not a URL's percent-encoded pathname: the checkout's folder may hold spaces or non-ASCII.
+const root = fileURLToPath(new URL('..', import.meta.url));
 const suiteDir = join(root, 'test/conformance/suite');
 const baselineFile = join(root, 'test/conformance/expected-failures.yml');
 const MAX_EXCEPTIONS_PER_SIDE = 3;
