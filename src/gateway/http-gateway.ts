@@ -162,8 +162,9 @@ export interface GatewayOptions {
    */
   allowedOrigins?: readonly string[];
   /**
-   * The gateway's public origin when clients reach it through a TLS proxy (`https://tools.example.com`):
-   * the origin of its OAuth resource URLs (see {@link oauth}), and a host name it answers to.
+   * The gateway's public origin when clients reach it through a TLS proxy (`https://tools.example.com`;
+   * https, or http on a loopback host, and no path): the origin of its OAuth resource URLs (see
+   * {@link oauth}), and a host name it answers to.
    * @default each request's own: `http://` + its `Host` name, when the gateway answers to that name
    * (not only through `'*'`), + the port it was reached on
    */
