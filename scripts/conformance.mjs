@@ -16,11 +16,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
-const root = new URL('..', import.meta.url).pathname;
+// A path, not a URL's percent-encoded pathname: the checkout's folder may hold spaces or non-ASCII.
+const root = fileURLToPath(new URL('..', import.meta.url));
 const suiteDir = join(root, 'test/conformance/suite');
 const baselineFile = join(root, 'test/conformance/expected-failures.yml');
 const MAX_EXCEPTIONS_PER_SIDE = 3;
+/** How long one side's suite run may take: a run takes well under a minute, so only a hung one hits it. */
+const SUITE_DEADLINE_MS = 10 * 60_000;
 
 const { values } = parseArgs({
   options: {
@@ -108,18 +112,61 @@ function readBaseline() {
   return baseline;
 }
 
-/** Runs the suite's CLI; resolves with its exit code and output. */
+/**
+ * Runs the suite's CLI; resolves with its exit code, its output and whether it overran
+ * SUITE_DEADLINE_MS (then it is killed with the clients it started: a hung suite must fail the run,
+ * not hang it).
+ */
 function runSuite(node, args, cwd) {
   const cli = createRequire(join(suiteDir, 'package.json')).resolve(
     '@modelcontextprotocol/conformance/dist/index.js',
   );
   return new Promise((resolve) => {
-    const child = spawn(node, [cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so that killing it ends the clients it runs too (they outlive it otherwise).
+    const child = spawn(node, [cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
+    // Detached, it no longer gets the terminal's Ctrl-C: end it, then stop as the signal would.
+    const onSignal = (signal) => {
+      killGroup();
+      process.kill(process.pid, signal);
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
     let output = '';
+    let timedOut = false;
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
+    const finish = (code, signal) => {
+      clearTimeout(timer);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      resolve({ code: code ?? (signal ? 1 : 0), output, timedOut });
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      // Done at its exit, not at 'close': a process that left the group may still hold its pipes.
+      child.once('exit', (code, signal) => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(code, signal);
+      });
+      killGroup();
+    }, SUITE_DEADLINE_MS);
+    child.on('close', finish);
   });
+}
+
+/** The problem of a suite run that overran its deadline, if it did. */
+function deadlineProblems(side, run) {
+  return run.timedOut
+    ? [`the suite's ${side} run took over ${SUITE_DEADLINE_MS / 60_000} min and was killed`]
+    : [];
 }
 
 /** The scenarios' checks, from every checks.json under `dir`. */
@@ -242,6 +289,7 @@ try {
         work,
       );
       problems.push(
+        ...deadlineProblems('server', run),
         ...report('server', collectChecks(join(work, 'server'), 'server-'), baseline.server, run),
       );
     } finally {
@@ -279,7 +327,10 @@ try {
       ],
       work,
     );
-    problems.push(...report('client', collectChecks(join(work, 'client'), ''), baseline.client, run));
+    problems.push(
+      ...deadlineProblems('client', run),
+      ...report('client', collectChecks(join(work, 'client'), ''), baseline.client, run),
+    );
   }
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -16,5 +16,7 @@ export const {
   Role,
   createGateway,
   createMetricsListener,
+  isHttpsOrLoopbackUrl,
   isLoopbackHost,
+  resolveResourceServer,
 } = await loadBuilt('gateway/index.js');

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { runMain } from '../../test/support/cli-in-process.js';
 import { UsageError } from './command.js';
 import { parseJwtFlags } from './jwt-flags.js';
+import { ToolbusError } from '../errors/index.js';
+import { createGateway } from '../gateway/index.js';
+import { LiveToolSet } from '../tools/index.js';
 
 const JWKS = 'https://idp.example.com/jwks.json';
 const ISSUER = 'https://idp.example.com/';
@@ -24,11 +27,11 @@ describe('--jwt-* and --oauth flags', () => {
     usage(() => parseJwtFlags({ 'jwt-issuer': ISSUER }, {}, []), /need --jwt-jwks URL/);
     usage(
       () => parseJwtFlags({ ...jwt, 'jwt-jwks': 'http://idp.example.com/jwks', 'jwt-audience': 'a' }, {}, []),
-      /--jwt-jwks must be an https URL/,
+      /--jwt-jwks takes an https URL \(http only on a loopback host\)/,
     );
   });
 
-  test('--oauth: the resource URL is the audience, scopes name roles, the issuer is advertised', () => {
+  test('--oauth: the resource URL is the audience, scopes name roles (caller, approver), the issuer is advertised', () => {
     const { jwt, oauth, publicUrl } = parseJwtFlags(
       { 'jwt-jwks': JWKS, 'jwt-issuer': ISSUER, oauth: true },
       {},
@@ -83,20 +86,29 @@ describe('--jwt-* and --oauth flags', () => {
     usage(() => parseJwtFlags({ 'oauth-scopes': 'toolbus:caller' }, {}, []), /--oauth needs --jwt-jwks/);
     usage(
       () => parseJwtFlags({ ...jwt, 'oauth-issuer': 'http://login.example.com' }, {}, []),
-      /--oauth-issuer must be an https URL/,
+      /--oauth-issuer.* must be an https URL \(http only on a loopback host\), got 'http:\/\/login\.example\.com'/,
     );
     usage(
       () => parseJwtFlags({ ...jwt, 'jwt-issuer': 'http://idp.example.com', oauth: true }, {}, []),
-      /--jwt-issuer must be an https URL/,
+      /--jwt-issuer.* must be an https URL/,
     );
-    usage(() => parseJwtFlags({ ...jwt, 'oauth-issuer': `${ISSUER}?x=1` }, {}, []), /without query/);
-    usage(() => parseJwtFlags({ ...jwt, 'oauth-scopes': 'a "b"' }, {}, []), /'"b"' is not an OAuth scope/);
-    usage(() => parseJwtFlags({ 'public-url': 'https://example.com/toolbus' }, {}, []), /takes an origin/);
+    usage(() => parseJwtFlags({ ...jwt, 'oauth-issuer': `${ISSUER}?x=1` }, {}, []), /takes no query/);
+    usage(
+      () => parseJwtFlags({ ...jwt, 'oauth-scopes': 'a "b"' }, {}, []),
+      /the OAuth scope '"b"' \(toolbus up --oauth-scopes.* is not a valid scope token/,
+    );
+    usage(
+      () => parseJwtFlags({ 'public-url': 'https://example.com/toolbus' }, {}, []),
+      /--public-url.* must be an origin .* without a path/,
+    );
     usage(
       () => parseJwtFlags({ 'public-url': 'http://example.com' }, {}, []),
-      /--public-url must be an https URL/,
+      /--public-url.* must be an https URL \(http only on a loopback host\)/,
     );
-    usage(() => parseJwtFlags({ ...jwt, oauth: true }, {}, ['*']), /needs --public-url/);
+    usage(
+      () => parseJwtFlags({ ...jwt, oauth: true }, {}, ['*']),
+      /--allowed-hosts '\*'.* needs the public URL/,
+    );
     // http on loopback is fine, for a provider on this machine.
     assert.equal(
       parseJwtFlags(
@@ -108,15 +120,57 @@ describe('--jwt-* and --oauth flags', () => {
     );
   });
 
+  test('--public-url follows the rule of createGateway({ publicUrl }): https, or http on a loopback host', () => {
+    const accepted = (text: string): boolean => {
+      const cli = (() => {
+        try {
+          return parseJwtFlags({ 'public-url': text }, {}, []).publicUrl !== undefined;
+        } catch (error) {
+          assert.ok(error instanceof UsageError, String(error));
+          return false;
+        }
+      })();
+      const gateway = (() => {
+        try {
+          createGateway({ tools: new LiveToolSet([]), token: 'public-url-rule-token-0123', publicUrl: text });
+          return true;
+        } catch (error) {
+          assert.ok(error instanceof ToolbusError && error.code === 'usage', String(error));
+          return false;
+        }
+      })();
+      assert.equal(cli, gateway, `toolbus up and createGateway agree on '${text}'`);
+      return cli;
+    };
+    for (const text of ['https://tools.example.com', 'http://127.0.0.1:8080', 'http://localhost:3000/']) {
+      assert.equal(accepted(text), true, text);
+    }
+    for (const text of [
+      'http://tools.example.com',
+      'ftp://tools.example.com',
+      'https://tools.example.com/toolbus',
+      'https://tools.example.com/?x=1',
+      'https://user:pw@tools.example.com',
+      'not a url',
+    ]) {
+      assert.equal(accepted(text), false, text);
+    }
+  });
+
   test('toolbus up: a usage error (exit 2) before anything starts, and --help documents the flags with an example', async () => {
     const bad = await runMain(['up', '--oauth']);
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /toolbus up: --oauth needs --jwt-jwks/);
+    // The gateway's own checks are usage errors too.
+    const insecure = await runMain(['up', '--public-url', 'http://tools.example.com']);
+    assert.equal(insecure.code, 2, insecure.stderr);
+    assert.match(insecure.stderr, /toolbus up: the public URL .* must be an https URL/);
     const help = await runMain(['up', '--help']);
     assert.equal(help.code, 0);
     for (const flag of ['--oauth ', '--oauth-issuer URL', '--oauth-scopes SCOPES', '--public-url URL']) {
       assert.ok(help.stdout.includes(flag), flag);
     }
+    assert.match(help.stdout, /admin and impersonate come only\s+from the roles claim/);
     assert.match(
       help.stdout,
       /toolbus up --public-url https:\/\/tools\.example\.com \\\n\s+--jwt-jwks .* \\\n\s+--oauth/,

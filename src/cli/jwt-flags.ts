@@ -4,8 +4,8 @@
  * so MCP clients find the provider and get a token themselves), each also read from a `TOOLBUS_*`
  * variable.
  */
-import type { GatewayOAuthOptions } from '../gateway/index.js';
-import { isLoopbackHost } from '../gateway/index.js';
+import { isToolbusError } from '../errors/index.js';
+import { isHttpsOrLoopbackUrl, resolveResourceServer, type GatewayOAuthOptions } from '../gateway/index.js';
 import { splitList, type JwtOptions } from '../policy/index.js';
 import { UsageError, type CliIO } from './command.js';
 
@@ -36,14 +36,14 @@ export const JWT_FLAGS_HELP = `  --jwt-jwks URL     also accept JWTs of an OpenI
                      serve /.well-known/oauth-protected-resource (and /mcp's at …/mcp) naming the
                      authorization server, point every 401 at it, accept a token whose audience is
                      the resource URL it is sent to (https://HOST/mcp), and, for a token without
-                     the roles claim, take the roles from its toolbus:admin, toolbus:caller,
-                     toolbus:approver, toolbus:impersonate scopes (none: caller). Needs --jwt-jwks
-                     and --jwt-issuer (README: "Signing in MCP clients with OAuth")
+                     the roles claim, take the roles caller and approver from its toolbus:caller
+                     and toolbus:approver scopes (none: caller). admin and impersonate come only
+                     from the roles claim: any user's client may ask for any scope. Needs
+                     --jwt-jwks and --jwt-issuer (README: "Signing in MCP clients with OAuth")
   --oauth-issuer URL the authorization server to advertise (default: --jwt-issuer); implies --oauth
   --oauth-scopes SCOPES
                      scopes to advertise as scopes_supported, which clients then ask for, e.g.
-                     toolbus:caller (default: none); implies --oauth. Grant toolbus:admin only to
-                     admins at the provider
+                     toolbus:caller (default: none); implies --oauth
   --public-url URL   the gateway's public origin behind a TLS proxy, e.g. https://tools.example.com:
                      the origin of its resource URLs, and a name it answers to (default: the name
                      and port a request reaches it at). Needed with --oauth behind a proxy`;
@@ -70,27 +70,12 @@ type JwtFlagValues = {
     : string | undefined;
 };
 
-/** `text` as an http(s) URL; https unless on a loopback host. @throws UsageError naming the flag. */
-function secureUrl(flag: string, text: string, example: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new UsageError(`${flag} takes a URL such as ${example}, got '${text}'`);
-  }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    throw new UsageError(
-      `${flag} must be an https URL (http only on 127.0.0.1 or localhost): what is fetched in the clear could be swapped, got '${url.protocol}//${url.host}'`,
-    );
-  }
-  return url;
-}
-
 /**
- * The flags' values (else the `TOOLBUS_*` variables), checked.
- * @throws UsageError naming the flag: a missing companion (`--jwt-jwks` without `--jwt-issuer`, `--oauth`
- * without `--jwt-jwks`), a URL that is not https off loopback, a public URL with a path, `--oauth` with
- * `--allowed-hosts '*'` but no `--public-url`.
+ * The flags' values (else the `TOOLBUS_*` variables), checked: the companions here, the URLs and
+ * scopes by the gateway's own checks ({@link resolveResourceServer}, as `createGateway` makes them).
+ * @throws UsageError: a missing companion (`--jwt-jwks` without `--jwt-issuer`, `--oauth` without
+ * `--jwt-jwks`), a URL that is not https off loopback, a public URL with a path, a bad scope, `--oauth`
+ * with `--allowed-hosts '*'` but no `--public-url`.
  */
 export function parseJwtFlags(
   values: JwtFlagValues,
@@ -115,18 +100,8 @@ export function parseJwtFlags(
     oauthIssuer !== undefined ||
     oauthScopes !== undefined;
 
-  let publicUrl: string | undefined;
-  if (publicUrlText !== undefined) {
-    const url = secureUrl('--public-url', publicUrlText, 'https://tools.example.com');
-    if (url.pathname !== '/' || url.search !== '' || url.hash !== '') {
-      throw new UsageError(
-        `--public-url takes an origin such as https://tools.example.com (scheme, host and port only): the ` +
-          `gateway's routes and its /.well-known metadata are at the root, got '${publicUrlText}'`,
-      );
-    }
-    publicUrl = url.origin;
-  }
-
+  let jwt: JwtOptions | undefined;
+  let oauth: GatewayOAuthOptions | undefined;
   if (jwksUrl === undefined) {
     if (issuer ?? audience ?? userClaim ?? rolesClaim) {
       throw new UsageError(
@@ -139,51 +114,42 @@ export function parseJwtFlags(
           "server's tokens with its keys",
       );
     }
-    return { jwt: undefined, oauth: undefined, publicUrl };
-  }
-  if (issuer === undefined || (audience === undefined && !oauthOn)) {
-    throw new UsageError(
-      '--jwt-jwks needs --jwt-issuer and --jwt-audience (or --oauth, where the resource URL is the ' +
-        'audience): without them a token minted for another service would be accepted',
-    );
-  }
-  secureUrl('--jwt-jwks', jwksUrl, 'https://idp.example.com/.well-known/jwks.json');
-  const jwt: JwtOptions = {
-    jwksUrl,
-    issuer,
-    ...(audience !== undefined ? { audience } : {}),
-    ...(userClaim ? { userClaim } : {}),
-    ...(rolesClaim ? { rolesClaim } : {}),
-    ...(oauthOn ? { resourceAudience: true, rolesFromScope: true } : {}),
-  };
-  if (!oauthOn) return { jwt, oauth: undefined, publicUrl };
-
-  const advertised = oauthIssuer ?? issuer;
-  const server = secureUrl(
-    oauthIssuer ? '--oauth-issuer' : '--jwt-issuer',
-    advertised,
-    'https://idp.example.com',
-  );
-  if (server.search !== '' || server.hash !== '') {
-    throw new UsageError(
-      `${oauthIssuer ? '--oauth-issuer' : '--jwt-issuer'} must be an issuer URL without query or fragment, got '${advertised}'`,
-    );
-  }
-  if (publicUrl === undefined && allowedHosts.includes('*')) {
-    throw new UsageError(
-      "--oauth with --allowed-hosts '*' needs --public-url, the URL clients reach the gateway at: " +
-        'resource URLs built from any Host a client sends would accept tokens minted for other servers',
-    );
-  }
-  const scopes = oauthScopes === undefined ? [] : splitList(oauthScopes.replace(/\s+/g, ','));
-  for (const scope of scopes) {
-    if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) {
-      throw new UsageError(`--oauth-scopes: '${scope}' is not an OAuth scope (printable ASCII, no quotes)`);
+  } else {
+    if (issuer === undefined || (audience === undefined && !oauthOn)) {
+      throw new UsageError(
+        '--jwt-jwks needs --jwt-issuer and --jwt-audience (or --oauth, where the resource URL is the ' +
+          'audience): without them a token minted for another service would be accepted',
+      );
+    }
+    if (!isHttpsOrLoopbackUrl(jwksUrl)) {
+      throw new UsageError(
+        `--jwt-jwks takes an https URL (http only on a loopback host) such as ` +
+          `https://idp.example.com/.well-known/jwks.json: keys fetched in the clear could be swapped, got '${jwksUrl}'`,
+      );
+    }
+    jwt = {
+      jwksUrl,
+      issuer,
+      ...(audience !== undefined ? { audience } : {}),
+      ...(userClaim ? { userClaim } : {}),
+      ...(rolesClaim ? { rolesClaim } : {}),
+      ...(oauthOn ? { resourceAudience: true, rolesFromScope: true } : {}),
+    };
+    if (oauthOn) {
+      const scopes = oauthScopes === undefined ? [] : splitList(oauthScopes.replace(/\s+/g, ','));
+      oauth = {
+        authorizationServers: [oauthIssuer ?? issuer],
+        ...(scopes.length > 0 ? { scopesSupported: scopes } : {}),
+      };
     }
   }
-  return {
-    jwt,
-    oauth: { authorizationServers: [advertised], ...(scopes.length > 0 ? { scopesSupported: scopes } : {}) },
-    publicUrl,
-  };
+  let publicOrigin: string | undefined;
+  try {
+    ({ publicOrigin } = resolveResourceServer({ oauth, publicUrl: publicUrlText, allowedHosts }));
+  } catch (error) {
+    // The gateway's own checks; its usage errors name the flags, and mean exit 2 here.
+    if (isToolbusError(error) && error.code === 'usage') throw new UsageError(error.message);
+    throw error;
+  }
+  return { jwt, oauth, publicUrl: publicOrigin };
 }

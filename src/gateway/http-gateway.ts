@@ -73,8 +73,7 @@ import {
   bearerChallenge,
   protectedResourceRoutes,
   requestOrigin,
-  resolveOAuthOptions,
-  resolvePublicUrl,
+  resolveResourceServer,
   resourceMetadataUrl,
   resourcesOf,
   type GatewayOAuthOptions,
@@ -163,10 +162,11 @@ export interface GatewayOptions {
    */
   allowedOrigins?: readonly string[];
   /**
-   * The gateway's public origin when clients reach it through a TLS proxy (`https://tools.example.com`):
-   * the origin of its OAuth resource URLs (see {@link oauth}), and a host name it answers to.
-   * @default each request's own: `http://` (`https://` on a TLS socket) + its `Host` name, when the
-   * gateway answers to that name (not only through `'*'`), + the port it was reached on
+   * The gateway's public origin when clients reach it through a TLS proxy (`https://tools.example.com`;
+   * https, or http on a loopback host, and no path): the origin of its OAuth resource URLs (see
+   * {@link oauth}), and a host name it answers to.
+   * @default each request's own: `http://` + its `Host` name, when the gateway answers to that name
+   * (not only through `'*'`), + the port it was reached on
    */
   publicUrl?: string;
   /**
@@ -176,7 +176,7 @@ export interface GatewayOptions {
    * (`WWW-Authenticate: Bearer resource_metadata="…"`, with `error="invalid_token"` and the reason for
    * a refused token). The tokens themselves are checked by the policy's JWT verifier: give it
    * `resourceAudience` so a token minted for the resource URL verifies, and `rolesFromScope` for the
-   * `toolbus:<role>` scopes. With `allowedHosts: ['*']` it needs {@link publicUrl}.
+   * `toolbus:caller` and `toolbus:approver` scopes. With `allowedHosts: ['*']` it needs {@link publicUrl}.
    * @default none (no metadata routes; a 401 says just `Bearer`)
    */
   oauth?: GatewayOAuthOptions;
@@ -357,17 +357,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const defaultUser = options.defaultUser ?? 'anonymous';
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const allowlist = options.allowlist ?? configAllowlistFromEnv(process.env);
-  const publicOrigin = options.publicUrl === undefined ? undefined : resolvePublicUrl(options.publicUrl);
-  const oauth = options.oauth === undefined ? undefined : resolveOAuthOptions(options.oauth);
-  if (oauth && publicOrigin === undefined && options.allowedHosts?.some((h) => h.trim() === '*')) {
-    // Under '*' the client picks the Host: resource URLs (token audiences) built from it would accept
-    // a token minted for any server.
-    throw new ToolbusError(
-      'usage',
-      "createGateway: with allowedHosts '*', oauth needs publicUrl, the URL clients reach the gateway at " +
-        '(toolbus up --public-url)',
-    );
-  }
+  const { oauth, publicOrigin } = resolveResourceServer(options);
   const guard = createRequestGuard({
     allowedHosts: [
       ...(options.allowedHosts ?? []),
@@ -701,10 +691,18 @@ export function createGateway(options: GatewayOptions): Gateway {
    * (which then answers as to a caller without a token).
    */
   async function authenticate(ctx: RouteContext, publicRoute: boolean): Promise<Principal | undefined> {
-    const origin = originOf(ctx.req);
+    let resources: readonly string[] | undefined;
     try {
       return await policy.authenticate(headerValue(ctx.req, 'authorization'), {
-        resources: origin === undefined ? [] : resourcesOf(origin, ctx.path),
+        // Built only when a JWT verifier with resourceAudience reads them: health probes, console
+        // assets, static tokens and gateways without JWT never pay for the URL building.
+        get resources() {
+          if (resources === undefined) {
+            const origin = originOf(ctx.req);
+            resources = origin === undefined ? [] : resourcesOf(origin, ctx.path);
+          }
+          return resources;
+        },
       });
     } catch (error) {
       if (publicRoute) return undefined;

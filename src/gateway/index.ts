@@ -15,10 +15,15 @@ export type {
   GatewayListenOptions,
   GatewayMcpRequest,
 } from './http-gateway.js';
-export { isLoopbackHost } from './request-guard.js';
+export { isHttpsOrLoopbackUrl, isLoopbackHost } from './request-guard.js';
 // The gateway as an OAuth 2.1 resource server: `createGateway({ oauth, publicUrl })`.
-export { PROTECTED_RESOURCE_PATH } from './protected-resource-route.js';
-export type { GatewayOAuthOptions } from './protected-resource-route.js';
+export { PROTECTED_RESOURCE_PATH, resolveResourceServer } from './protected-resource-route.js';
+export type {
+  GatewayOAuthOptions,
+  ResolvedOAuthOptions,
+  ResolvedResourceServer,
+  ResourceServerOptions,
+} from './protected-resource-route.js';
 export type { GatewayAgent, GatewayAgentEvent, GatewayHistoryItem } from './agent-route.js';
 export type { GatewayProblem } from './tool-routes.js';
 export type { GatewayToolOrigin } from './tool-detail.js';

@@ -9,8 +9,8 @@ import {
 } from './protected-resource-route.js';
 
 /** A request as far as {@link requestOrigin} reads it. */
-function request(localPort: number, encrypted = false): IncomingMessage {
-  return { socket: { localPort, encrypted } } as unknown as IncomingMessage;
+function request(localPort: number | undefined): IncomingMessage {
+  return { socket: { localPort } } as unknown as IncomingMessage;
 }
 
 describe('bearerChallenge', () => {
@@ -19,12 +19,11 @@ describe('bearerChallenge', () => {
     assert.equal(
       bearerChallenge({
         resourceMetadata: 'https://t.example/.well-known/oauth-protected-resource/mcp',
-        error: 'insufficient_scope',
-        description: 'needs admin',
-        scope: 'toolbus:admin',
+        error: 'invalid_token',
+        description: 'it has expired',
       }),
       'Bearer resource_metadata="https://t.example/.well-known/oauth-protected-resource/mcp", ' +
-        'error="insufficient_scope", error_description="needs admin", scope="toolbus:admin"',
+        'error="invalid_token", error_description="it has expired"',
     );
   });
 
@@ -58,15 +57,21 @@ describe('resource URLs', () => {
     assert.equal(resourceMetadataUrl(o, '/api/v1/agent'), `${o}/.well-known/oauth-protected-resource`);
   });
 
-  test('the origin: the public one, else the known host on the socket’s port and scheme', () => {
+  test('the origin: the public one, else http, the known host and the socket’s port', () => {
     assert.equal(requestOrigin(request(8888), 'localhost', 'https://t.example'), 'https://t.example');
     assert.equal(requestOrigin(request(8888), 'localhost', undefined), 'http://localhost:8888');
     assert.equal(
-      requestOrigin(request(443, true), 'tools.example.com', undefined),
-      'https://tools.example.com',
+      requestOrigin(request(8888), 'tools.example.com', undefined),
+      'http://tools.example.com:8888',
     );
+    assert.equal(requestOrigin(request(8888), 'my_host', undefined), undefined, 'no safe URL');
     assert.equal(requestOrigin(request(80), '[::1]', undefined), 'http://[::1]');
     assert.equal(requestOrigin(request(8888), undefined, undefined), undefined, 'no known host');
     assert.equal(requestOrigin(request(8888), 'a"b', undefined), undefined, 'not safe in a URL or header');
+    assert.equal(
+      requestOrigin(request(undefined), 'localhost', undefined),
+      undefined,
+      'the socket is closed',
+    );
   });
 });

@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ToolbusError } from '../errors/index.js';
 import { HttpError, sendJson } from './http-error.js';
-import { isLoopbackHost } from './request-guard.js';
+import { isHttpsOrLoopbackUrl } from './request-guard.js';
 import type { RouteContext } from './route-context.js';
 import type { Route } from './route-table.js';
 
@@ -39,25 +39,32 @@ export const PROTECTED_RESOURCE_MAX_AGE_SEC = 300;
 
 /** {@link GatewayOAuthOptions} checked, with defaults. */
 export interface ResolvedOAuthOptions {
+  /** The issuer URLs, as given. */
   readonly authorizationServers: readonly string[];
+  /** The scopes to advertise, without empty ones; undefined for none. */
   readonly scopesSupported: readonly string[] | undefined;
+  /** The metadata's `resource_name`. */
   readonly resourceName: string;
+  /** The metadata's `resource_documentation`, if any. */
   readonly resourceDocumentation: string | undefined;
 }
 
-/** An http(s) URL; https unless its host is loopback, when `loopbackHttp`. */
-function httpUrl(text: string, what: string, loopbackHttp: boolean): URL {
+/**
+ * `text` as a URL without query, fragment or credentials: https, or http on a loopback host
+ * ({@link isHttpsOrLoopbackUrl}); http on any host too when `anyHttp` (a page for people, not a URL
+ * the gateway or its clients trust).
+ */
+function httpUrl(text: string, what: string, anyHttp = false): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     throw new ToolbusError('usage', `${what} must be a URL, got '${text.slice(0, 200)}'`);
   }
-  const http = url.protocol === 'http:' && (!loopbackHttp || isLoopbackHost(url.hostname));
-  if (url.protocol !== 'https:' && !http) {
+  if (!isHttpsOrLoopbackUrl(url) && !(anyHttp && url.protocol === 'http:')) {
     throw new ToolbusError(
       'usage',
-      `${what} must be an https URL${loopbackHttp ? ' (http only on a loopback host)' : ''}, got '${url.protocol}//${url.host}'`,
+      `${what} must be an ${anyHttp ? 'http(s) URL' : 'https URL (http only on a loopback host)'}, got '${url.protocol}//${url.host}'`,
     );
   }
   if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
@@ -66,31 +73,34 @@ function httpUrl(text: string, what: string, loopbackHttp: boolean): URL {
   return url;
 }
 
-/**
- * Checks `options` and fills in the defaults.
- * @throws ToolbusError `usage` for no authorization server, or one that is not an https URL (http on
- * loopback) without query or fragment.
- */
-export function resolveOAuthOptions(options: GatewayOAuthOptions): ResolvedOAuthOptions {
+/** {@link GatewayOAuthOptions} checked, with defaults. */
+function resolveOAuthOptions(options: GatewayOAuthOptions): ResolvedOAuthOptions {
   if (options.authorizationServers.length === 0) {
     throw new ToolbusError(
       'usage',
-      'createGateway: oauth.authorizationServers must name at least one authorization server (its issuer URL)',
+      'oauth.authorizationServers must name at least one authorization server (its issuer URL)',
     );
   }
   // An issuer is compared as a string by clients (RFC 8414 §3.3): advertise it exactly as given.
   const servers = options.authorizationServers.map((server) => {
-    httpUrl(server, 'an OAuth authorization server', true);
+    httpUrl(
+      server,
+      'an OAuth authorization server (toolbus up --oauth-issuer, else --jwt-issuer; option oauth.authorizationServers)',
+    );
     return server;
   });
   if (options.resourceDocumentation !== undefined) {
-    httpUrl(options.resourceDocumentation, 'oauth.resourceDocumentation', false);
+    httpUrl(options.resourceDocumentation, 'oauth.resourceDocumentation', true);
   }
   const scopes = options.scopesSupported?.filter((scope) => scope !== '');
   for (const scope of scopes ?? []) {
     // RFC 6749 §3.3: scope tokens are printable ASCII without space, quote or backslash.
     if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) {
-      throw new ToolbusError('usage', `the OAuth scope '${scope.slice(0, 100)}' is not a valid scope token`);
+      throw new ToolbusError(
+        'usage',
+        `the OAuth scope '${scope.slice(0, 100)}' (toolbus up --oauth-scopes, option oauth.scopesSupported) ` +
+          'is not a valid scope token (printable ASCII, no space, quote or backslash)',
+      );
     }
   }
   return {
@@ -101,31 +111,73 @@ export function resolveOAuthOptions(options: GatewayOAuthOptions): ResolvedOAuth
   };
 }
 
-/**
- * The origin of a gateway's public URL (`https://tools.example.com`).
- * @throws ToolbusError `usage` when it is not an http(s) URL of an origin alone (a path prefix would
- * move the well-known metadata out of the gateway's reach).
- */
-export function resolvePublicUrl(text: string): string {
-  const url = httpUrl(text, 'the public URL', false);
+/** The origin of a gateway's public URL (`https://tools.example.com`). */
+function resolvePublicUrl(text: string): string {
+  const what = 'the public URL (toolbus up --public-url, option publicUrl)';
+  const url = httpUrl(text, what);
   if (url.pathname !== '/') {
     throw new ToolbusError(
       'usage',
-      `the public URL must be an origin such as https://tools.example.com, without a path, got '${text.slice(0, 200)}'`,
+      `${what} must be an origin such as https://tools.example.com, without a path: the gateway's ` +
+        `routes and its /.well-known metadata are at the root, got '${text.slice(0, 200)}'`,
     );
   }
   return url.origin;
 }
 
-/** Only these characters may reach a resource URL built from a request, so it is safe in a header too. */
-const SAFE_ORIGIN = /^https?:\/\/[a-z0-9.\-[\]:]+$/;
+/** A gateway's settings as an OAuth resource server: the {@link GatewayOptions} fields of these names. */
+export interface ResourceServerOptions {
+  /** `createGateway({ oauth })`. */
+  oauth?: GatewayOAuthOptions | undefined;
+  /** `createGateway({ publicUrl })`. */
+  publicUrl?: string | undefined;
+  /** `createGateway({ allowedHosts })`. */
+  allowedHosts?: readonly string[] | undefined;
+}
+
+/** {@link ResourceServerOptions} checked. */
+export interface ResolvedResourceServer {
+  /** The OAuth options with their defaults; undefined without `oauth`. */
+  readonly oauth: ResolvedOAuthOptions | undefined;
+  /** The origin of `publicUrl` (`https://tools.example.com`); undefined without it. */
+  readonly publicOrigin: string | undefined;
+}
 
 /**
- * The origin of the gateway's resource URLs for `req`: `publicOrigin` when given, else the scheme of the
- * connection, the host name it was asked for (`knownHost`, one the gateway answers to by name) and the
- * port it was reached on. The port is the socket's, not the `Host` header's: a token minted for another
- * server on this machine must not become valid here by naming that server's port. Undefined without a
- * known host.
+ * Checks a gateway's resource server settings as `createGateway` does, so a caller (toolbus up) can
+ * refuse them before starting anything.
+ * @throws ToolbusError `usage` for: no authorization server, or one that is not an https URL (http on
+ * loopback) without query or fragment; a scope that is not a scope token; a public URL that is not
+ * such a URL of an origin alone (its resource URLs are https, RFC 9728 §1.2; a path prefix would move
+ * the well-known metadata out of the gateway's reach); `oauth` with `allowedHosts: ['*']` but no
+ * `publicUrl`.
+ */
+export function resolveResourceServer(options: ResourceServerOptions): ResolvedResourceServer {
+  const publicOrigin = options.publicUrl === undefined ? undefined : resolvePublicUrl(options.publicUrl);
+  const oauth = options.oauth === undefined ? undefined : resolveOAuthOptions(options.oauth);
+  if (oauth && publicOrigin === undefined && options.allowedHosts?.some((h) => h.trim() === '*')) {
+    // A Host let in only by '*' names no resource URL (the client chose it: a token minted for that
+    // name must not verify here), so clients reaching the gateway under such a name could never sign in.
+    throw new ToolbusError(
+      'usage',
+      "OAuth with allowedHosts '*' (toolbus up --allowed-hosts '*') needs the public URL, the URL " +
+        'clients reach the gateway at (toolbus up --public-url, option publicUrl): a resource URL is ' +
+        'never built from a Host that only the wildcard lets in',
+    );
+  }
+  return { oauth, publicOrigin };
+}
+
+/** Only these characters may reach a resource URL built from a request, so it is safe in a header too. */
+const SAFE_ORIGIN = /^http:\/\/[a-z0-9.\-[\]:]+$/;
+
+/**
+ * The origin of the gateway's resource URLs for `req`: `publicOrigin` when given, else `http://` (the
+ * gateway serves plain http; behind a TLS proxy it is given its public URL), the host name it was asked
+ * for (`knownHost`, one the gateway answers to by name) and the port it was reached on. The port is the
+ * socket's, not the `Host` header's: a token minted for another server on this machine must not become
+ * valid here by naming that server's port. Undefined without a known host, or once the connection is
+ * closed.
  */
 export function requestOrigin(
   req: IncomingMessage,
@@ -134,11 +186,12 @@ export function requestOrigin(
 ): string | undefined {
   if (publicOrigin !== undefined) return publicOrigin;
   if (knownHost === undefined) return undefined;
-  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
   const port = req.socket.localPort;
+  // A closed socket has no port: the origin is then unknown, not the scheme's default port's.
+  if (port === undefined) return undefined;
   let origin: string;
   try {
-    origin = new URL(`${encrypted ? 'https' : 'http'}://${knownHost}${port ? `:${port}` : ''}`).origin;
+    origin = new URL(`http://${knownHost}:${port}`).origin;
   } catch {
     return undefined;
   }
@@ -180,12 +233,10 @@ function quoted(value: string): string {
 export interface BearerChallenge {
   /** The protected resource metadata's URL (RFC 9728 §5.1). */
   resourceMetadata?: string | undefined;
-  /** `invalid_token` for a token that was sent and refused, `insufficient_scope` (RFC 6750 §3.1). */
-  error?: 'invalid_token' | 'insufficient_scope' | undefined;
+  /** `invalid_token` for a token that was sent and refused (RFC 6750 §3.1). */
+  error?: 'invalid_token' | undefined;
   /** Why, for the developer reading it. */
   description?: string | undefined;
-  /** The scope the request needs (with `insufficient_scope`). */
-  scope?: string | undefined;
 }
 
 /** A `WWW-Authenticate: Bearer …` header value; just `Bearer` when it says nothing more. */
@@ -196,7 +247,6 @@ export function bearerChallenge(challenge: BearerChallenge): string {
       : []),
     ...(challenge.error !== undefined ? [`error="${challenge.error}"`] : []),
     ...(challenge.description !== undefined ? [`error_description=${quoted(challenge.description)}`] : []),
-    ...(challenge.scope !== undefined ? [`scope=${quoted(challenge.scope)}`] : []),
   ];
   return params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`;
 }
@@ -215,7 +265,8 @@ export function protectedResourceRoutes(
   const send = (ctx: RouteContext, resourcePath: string): void => {
     const origin = originOf(ctx);
     if (origin === undefined) {
-      // Only reachable with an unusual Host let in by '*': the resource URL cannot be built from it.
+      // The Host was checked (a name only '*' lets in needs publicUrl, which is then the origin), but an
+      // allowed name may still make no safe URL (e.g. 'my_host'), or the connection is gone.
       throw new HttpError(
         400,
         'invalid-request',

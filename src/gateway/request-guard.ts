@@ -13,6 +13,21 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
+/**
+ * True for an https URL, or an http one on a loopback host, where nothing crosses the network: what
+ * goes over plain http elsewhere (keys fetched, URLs advertised to clients) could be read or swapped.
+ * False for anything else, and for text that is not a URL.
+ */
+export function isHttpsOrLoopbackUrl(url: string | URL): boolean {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return false;
+  }
+  return parsed.protocol === 'https:' || (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname));
+}
+
 /** The host names every gateway answers to: its loopback names. */
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 

@@ -196,7 +196,8 @@ export class AccessPolicy {
   /**
    * Who `authorization` (an `Authorization` header value) is: undefined for no or an unknown token.
    * `request.resources` are the resource URLs of the endpoint asked for, which a JWT verifier with
-   * `resourceAudience` accepts as the token's audience (RFC 8707).
+   * `resourceAudience` accepts as the token's audience (RFC 8707); read only when such a verifier checks
+   * a JWT (see {@link JwtVerifyOptions.resources}).
    * @throws ToolbusError `unauthorized` for a JWT that does not verify (the message says why), or
    * `unavailable` when the JWT provider cannot be reached.
    */

@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWT
 import { ToolbusError } from '../errors/index.js';
 import { AccessPolicy } from './access-policy.js';
 import { createJwtVerifier, looksLikeJwt, type JwtOptions } from './jwt-verifier.js';
-import { DEFAULT_MAX_IN_FLIGHT } from './principal.js';
+import { DEFAULT_MAX_IN_FLIGHT, type Role } from './principal.js';
 
 const ISSUER = 'https://idp.test.example';
 const AUDIENCE = 'toolbus-gateway';
@@ -136,6 +136,10 @@ describe('createJwtVerifier options', () => {
     usage(
       () => createJwtVerifier(options({ issuer: '', resourceAudience: true })),
       'needs an issuer and an audience',
+    );
+    usage(
+      () => createJwtVerifier(options({ rolesFromScope: ['caller', 'admn' as Role] })),
+      "rolesFromScope lists 'admn', not roles",
     );
   });
 });
@@ -369,19 +373,15 @@ describe('JwtVerifier.verify, OAuth access tokens (RFC 8707 audience, scopes)', 
     );
   });
 
-  test('rolesFromScope: toolbus:<role> scopes are the roles of a token without a roles claim', async () => {
+  test('rolesFromScope: toolbus:caller and toolbus:approver scopes are the roles of a token without a roles claim', async () => {
     const verifier = createJwtVerifier(options({ rolesFromScope: true }));
     const roles = async (claims: Record<string, unknown>) =>
       (await verifier.verify(await sign(claims))).roles;
-    assert.deepEqual(await roles({ scope: 'openid toolbus:admin offline_access' }), ['admin']);
     assert.deepEqual(await roles({ scope: 'toolbus:approver  toolbus:caller toolbus:caller' }), [
       'approver',
       'caller',
     ]);
-    assert.deepEqual(await roles({ scp: ['toolbus:caller', 'toolbus:impersonate'] }), [
-      'caller',
-      'impersonate',
-    ]);
+    assert.deepEqual(await roles({ scp: ['toolbus:caller', 'toolbus:impersonate'] }), ['caller']);
     assert.deepEqual(
       await roles({ scope: 'toolbus:superuser toolbus:Admin admin' }),
       ['caller'],
@@ -395,6 +395,21 @@ describe('JwtVerifier.verify, OAuth access tokens (RFC 8707 audience, scopes)', 
       ['approver'],
       'the roles claim wins',
     );
+  });
+
+  test('rolesFromScope: a toolbus:admin or toolbus:impersonate scope grants nothing unless listed (any user may ask for a scope)', async () => {
+    const roles = async (rolesFromScope: JwtOptions['rolesFromScope'], claims: Record<string, unknown>) =>
+      (await createJwtVerifier(options({ rolesFromScope })).verify(await sign(claims))).roles;
+    assert.deepEqual(await roles(true, { scope: 'openid toolbus:admin offline_access' }), ['caller']);
+    assert.deepEqual(await roles(true, { scope: 'toolbus:impersonate' }), ['caller']);
+    assert.deepEqual(await roles(true, { scope: 'toolbus:admin toolbus:approver' }), ['approver']);
+    assert.deepEqual(await roles(true, { roles: ['admin'], scope: 'toolbus:caller' }), ['admin']);
+    // Listed explicitly, for a server that grants toolbus:admin to admins alone.
+    const listed: Role[] = ['caller', 'admin'];
+    assert.deepEqual(await roles(listed, { scope: 'toolbus:admin' }), ['admin']);
+    assert.deepEqual(await roles(listed, { scope: 'toolbus:approver' }), ['caller'], 'not listed');
+    assert.deepEqual(await roles([], { scope: 'toolbus:caller toolbus:approver' }), ['caller']);
+    assert.deepEqual(await roles(false, { scope: 'toolbus:approver' }), ['caller']);
   });
 
   test('without rolesFromScope, a toolbus:admin scope grants nothing (a token without roles is a caller)', async () => {
@@ -440,6 +455,30 @@ describe('AccessPolicy with jwt', () => {
       assert.equal((await policy.authenticate('Bearer owner-token', { resources: [mcp] }))?.name, 'admin');
     } finally {
       policy.close();
+    }
+  });
+
+  test('reads the resource URLs only for a JWT checked by a verifier with resourceAudience', async () => {
+    let reads = 0;
+    const request = {
+      get resources() {
+        reads++;
+        return ['http://127.0.0.1:8888/mcp'];
+      },
+    };
+    const plain = new AccessPolicy({ jwt: options(), adminToken: 'owner-token' });
+    const oauth = new AccessPolicy({ jwt: options({ resourceAudience: true }), adminToken: 'owner-token' });
+    try {
+      assert.equal((await oauth.authenticate('Bearer owner-token', request))?.name, 'admin');
+      assert.equal(await oauth.authenticate('Bearer tbk_not-a-jwt', request), undefined);
+      assert.equal(await oauth.authenticate(undefined, request), undefined);
+      assert.equal((await plain.authenticate(`Bearer ${await sign()}`, request))?.name, 'jwt:alice');
+      assert.equal(reads, 0, 'no JWT, or a verifier without resourceAudience: never read');
+      assert.equal((await oauth.authenticate(`Bearer ${await sign()}`, request))?.name, 'jwt:alice');
+      assert.equal(reads, 1, 'read once for the JWT');
+    } finally {
+      plain.close();
+      oauth.close();
     }
   });
 

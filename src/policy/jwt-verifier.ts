@@ -5,7 +5,8 @@
  *
  * For standard OAuth 2.1 access tokens (RFC 9068), two opt-ins: the URL of the resource the token was
  * sent to (RFC 8707: what the authorization server puts in `aud`) may be its audience, and
- * `toolbus:<role>` scopes may name the roles of a token without a roles claim.
+ * `toolbus:<role>` scopes may name the roles of a token without a roles claim (by default only
+ * `caller` and `approver`).
  */
 import type * as Jose from 'jose';
 import { ToolbusError } from '../errors/index.js';
@@ -30,11 +31,14 @@ export interface JwtOptions {
   resourceAudience?: boolean;
   /**
    * Take the roles of a token without the roles claim from its `scope` claim (a space-separated string,
-   * or `scp`): each `toolbus:<role>` scope ({@link ROLE_SCOPE_PREFIX}) grants that role, other scopes
-   * none. A token with no such scope gets {@link defaultRoles}. Grant `toolbus:admin` at the
-   * authorization server only to admins. @default false
+   * or `scp`): each `toolbus:<role>` scope ({@link ROLE_SCOPE_PREFIX}) of a role listed here grants that
+   * role, other scopes none; a token with no such scope gets {@link defaultRoles}. `true` lists `caller`
+   * and `approver`: many authorization servers let any user's client ask for any scope a resource
+   * defines, so `admin` and `impersonate` come from the roles claim only, unless listed here, e.g.
+   * `['caller', 'approver', 'admin']` for a server that grants `toolbus:admin` to admins alone.
+   * @default false (scopes grant no role)
    */
-  rolesFromScope?: boolean;
+  rolesFromScope?: boolean | readonly Role[];
   /** The claim that names the user. @default 'sub' */
   userClaim?: string;
   /** The claim that lists the roles (an array or a space- or comma-separated string). @default 'roles' */
@@ -45,15 +49,23 @@ export interface JwtOptions {
   clockToleranceSec?: number;
 }
 
-/** The prefix of the scopes that name a role when {@link JwtOptions.rolesFromScope} is set: `toolbus:admin`. */
+/** The prefix of the scopes that name a role when {@link JwtOptions.rolesFromScope} is set: `toolbus:caller`. */
 export const ROLE_SCOPE_PREFIX = 'toolbus:';
+
+/**
+ * The roles `rolesFromScope: true` takes from scopes: not `admin` or `impersonate`, which would let
+ * anyone who can sign in configure the gateway or act as another user.
+ */
+const SCOPE_ROLES: readonly Role[] = [Role.Caller, Role.Approver];
 
 /** What {@link JwtVerifier.verify} knows of the request besides the token. */
 export interface JwtVerifyOptions {
   /**
    * The resource URLs (RFC 8707) of the endpoint the token was sent to, e.g. the gateway's
    * `https://tools.example.com/mcp` and `https://tools.example.com`: accepted as the token's audience
-   * when the verifier has {@link JwtOptions.resourceAudience}. @default []
+   * when the verifier has {@link JwtOptions.resourceAudience}. Read only then, once per token: a getter
+   * may build it on demand, so requests that never need it (a static token, no JWT) do not pay for it.
+   * @default []
    */
   resources?: readonly string[];
 }
@@ -87,8 +99,11 @@ const REASONS: Record<string, string> = {
   ERR_JWKS_INVALID: "the provider's JWKS is not a valid key set",
 };
 
-/** The roles `toolbus:<role>` scopes of a `scope` (or `scp`) claim grant; undefined when it names none. */
-function rolesOfScope(payload: Record<string, unknown>): Role[] | undefined {
+/**
+ * The roles of `allowed` that `toolbus:<role>` scopes of a `scope` (or `scp`) claim grant; undefined
+ * when it names none of them.
+ */
+function rolesOfScope(payload: Record<string, unknown>, allowed: readonly Role[]): Role[] | undefined {
   const claim = payload['scope'] ?? payload['scp'];
   const scopes =
     typeof claim === 'string'
@@ -99,15 +114,15 @@ function rolesOfScope(payload: Record<string, unknown>): Role[] | undefined {
   const roles = scopes
     .filter((scope) => scope.startsWith(ROLE_SCOPE_PREFIX))
     .map((scope) => scope.slice(ROLE_SCOPE_PREFIX.length))
-    .filter(isRole);
+    .filter((role): role is Role => isRole(role) && allowed.includes(role));
   return roles.length > 0 ? [...new Set(roles)] : undefined;
 }
 
 /**
  * A verifier for `options`. The JWKS is fetched at the first token and cached by `jose` (refetched when
  * a token names an unknown key, at most every 30 s).
- * @throws ToolbusError `usage` when `jwksUrl` is not an http(s) URL, `issuer` is empty, or `audience` is
- * empty without `resourceAudience`.
+ * @throws ToolbusError `usage` when `jwksUrl` is not an http(s) URL, `issuer` is empty, `audience` is
+ * empty without `resourceAudience`, or `rolesFromScope` lists something that is not a role.
  */
 export function createJwtVerifier(options: JwtOptions): JwtVerifier {
   let url: URL;
@@ -125,6 +140,15 @@ export function createJwtVerifier(options: JwtOptions): JwtVerifier {
       'usage',
       'JWT verification needs an issuer and an audience (--jwt-issuer, --jwt-audience), or the resource ' +
         'URL as the audience (resourceAudience, toolbus up --oauth)',
+    );
+  }
+  const scopeRoles = options.rolesFromScope === true ? SCOPE_ROLES : options.rolesFromScope || [];
+  const notRoles = scopeRoles.filter((role) => !isRole(role));
+  if (notRoles.length > 0) {
+    throw new ToolbusError(
+      'usage',
+      `rolesFromScope lists ${notRoles.map((r) => `'${String(r).slice(0, 50)}'`).join(', ')}, not roles ` +
+        `(${Object.values(Role).join(', ')})`,
     );
   }
   const audience = options.audience === '' ? undefined : options.audience;
@@ -194,7 +218,7 @@ export function createJwtVerifier(options: JwtOptions): JwtVerifier {
       const claimed = payload[rolesClaim];
       const names =
         claimed === undefined
-          ? ((options.rolesFromScope === true ? rolesOfScope(payload) : undefined) ?? [...defaultRoles])
+          ? ((scopeRoles.length > 0 ? rolesOfScope(payload, scopeRoles) : undefined) ?? [...defaultRoles])
           : Array.isArray(claimed)
             ? claimed.filter((r): r is string => typeof r === 'string')
             : typeof claimed === 'string'

@@ -54,6 +54,7 @@ before(async () => {
   as = await startAuthServer({
     resources: {
       [mcpUrl]: 'toolbus:caller toolbus:admin',
+      [url]: 'toolbus:caller toolbus:admin',
       'https://elsewhere.example.com/mcp': 'toolbus:caller',
     },
     // A service of ours with client credentials, for tokens minted for other resources.
@@ -173,15 +174,15 @@ async function auditEntry(
   throw new Error('no such audit entry');
 }
 
-/** A token of the test's service for `resource`, by client credentials. */
-async function serviceToken(resource: string): Promise<string> {
+/** A token of the test's service for `resource` and `scope`, by client credentials. */
+async function serviceToken(resource: string, scope = 'toolbus:caller'): Promise<string> {
   const res = await fetch(`${as.issuer}/token`, {
     method: 'POST',
     headers: {
       authorization: `Basic ${Buffer.from(`${SERVICE.id}:${SERVICE.secret}`).toString('base64')}`,
       'content-type': 'application/x-www-form-urlencoded',
     },
-    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope: 'toolbus:caller' }),
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
   });
   const body = (await res.json()) as { access_token?: string };
   assert.equal(res.status, 200, JSON.stringify(body));
@@ -307,4 +308,17 @@ test('a token the same authorization server minted for another resource is refus
     }),
   });
   assert.equal(ok.status, 200, ok.body);
+});
+
+test('a token with the toolbus:admin scope but no roles claim is a caller, not an admin', async () => {
+  // The authorization server grants the scope to any client that asks: only a roles claim makes an admin.
+  const scoped = await serviceToken(url, 'toolbus:caller toolbus:admin');
+  assert.equal(decodeJwt(scoped).scope, 'toolbus:caller toolbus:admin');
+  assert.equal(decodeJwt(scoped)['roles'], undefined);
+  const config = await rawRequest(url, '/api/v1/config/tool', {
+    headers: { authorization: `Bearer ${scoped}` },
+  });
+  assert.equal(config.status, 403, config.body);
+  const tools = await rawRequest(url, '/api/v1/tools', { headers: { authorization: `Bearer ${scoped}` } });
+  assert.equal(tools.status, 200, tools.body);
 });

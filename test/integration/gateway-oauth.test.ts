@@ -17,6 +17,7 @@ import {
   type GatewayDeniedEvent,
   type GatewayOptions,
   type JwtOptions,
+  type JwtVerifyOptions,
 } from '../../src/gateway/index.js';
 import { rawRequest, type RawResponse } from '../support/raw-http.js';
 
@@ -204,6 +205,18 @@ describe('protected resource metadata (RFC 9728)', () => {
     assert.equal(await resource('localhost:9'), `http://localhost:${port}/mcp`);
   });
 
+  test('an allowed Host that makes no safe URL: 400 pointing at publicUrl, which fixes it', async (t) => {
+    const { url, port } = await start(t, { oauth: OAUTH, allowedHosts: ['my_host'] });
+    const r = await rawRequest(url, `${WELL_KNOWN}/mcp`, { headers: { host: `my_host:${port}` } });
+    assert.equal(r.status, 400);
+    assert.match(errorOf(r).message, /public URL/);
+    const fixed = await start(t, { oauth: OAUTH, allowedHosts: ['my_host'], publicUrl: 'https://t.example' });
+    const ok = await rawRequest(fixed.url, `${WELL_KNOWN}/mcp`, {
+      headers: { host: `my_host:${fixed.port}` },
+    });
+    assert.equal(ok.status, 200);
+  });
+
   test('a foreign Host or Origin is 403 as on every route', async (t) => {
     const { url, port } = await start(t, { oauth: OAUTH });
     const host = await rawRequest(url, `${WELL_KNOWN}/mcp`, {
@@ -276,6 +289,18 @@ describe('401 challenges (RFC 6750, RFC 9728 §5.1)', () => {
     );
   });
 
+  test('another scheme than Bearer (Basic): a challenge without error, as for no token', async (t) => {
+    const basic = { authorization: `Basic ${Buffer.from('alice:secret').toString('base64')}` };
+    const { url } = await start(t, { oauth: OAUTH });
+    const r = await rawRequest(url, '/mcp', { method: 'POST', body: '{}', headers: basic });
+    assert.equal(r.status, 401);
+    assert.equal(r.headers['www-authenticate'], `Bearer resource_metadata="${url}${WELL_KNOWN}/mcp"`);
+    const plain = await start(t, {}, { audience: 'toolbus' });
+    const without = await rawRequest(plain.url, '/api/v1/tools', { headers: basic });
+    assert.equal(without.status, 401);
+    assert.equal(without.headers['www-authenticate'], 'Bearer');
+  });
+
   test('a refused token: invalid_token and why (expired, audience, signature, unknown)', async (t) => {
     const { url } = await start(t, { oauth: OAUTH });
     const mcp = `${url}/mcp`;
@@ -344,13 +369,53 @@ describe('tokens minted for the resource (RFC 8707)', () => {
     assert.equal(challengeOf(r).error, 'invalid_token');
   });
 
+  test('the resource URLs are built only when read (a JWT checked with resourceAudience), not per request', async (t) => {
+    // How the policy got the resource URLs: an accessor (built when read) or a value (built up front).
+    const given: string[] = [];
+    class Recording extends AccessPolicy {
+      override authenticate(authorization: string | undefined, request: JwtVerifyOptions = {}) {
+        given.push(Object.getOwnPropertyDescriptor(request, 'resources')?.get ? 'accessor' : 'value');
+        return super.authenticate(authorization, request);
+      }
+    }
+    const policy = new Recording({
+      adminToken: ADMIN,
+      jwt: { jwksUrl, issuer: ISSUER, resourceAudience: true },
+    });
+    const gateway = createGateway({ tools: new LiveToolSet([echo]), policy, oauth: OAUTH });
+    const url = await gateway.listen({ port: 0 });
+    t.after(async () => {
+      await gateway.close();
+      policy.close();
+    });
+    assert.equal((await rawRequest(url, '/api/v1/tools', { headers: bearer(ADMIN) })).status, 200);
+    assert.equal((await rawRequest(url, '/api/v1/health')).status, 200);
+    // Read through the accessor, the URLs are the request's.
+    assert.equal((await rawRequest(url, '/api/v1/tools', { headers: bearer(await token(url)) })).status, 200);
+    assert.deepEqual(given, ['accessor', 'accessor', 'accessor']);
+  });
+
+  test("allowedHosts '*' without oauth: a token for the URL of a Host only '*' lets in is refused (invalid_token)", async (t) => {
+    // resourceAudience alone (no oauth, so publicUrl is not required): resource URLs come only from
+    // names the gateway answers to by name, never from one the client chose.
+    const { url, port } = await start(t, { allowedHosts: ['*'] }, { resourceAudience: true });
+    const evil = `evil.example:${port}`;
+    const r = await who(url, '/mcp', await token(`http://${evil}/mcp`), evil);
+    assert.equal(r.status, 401, r.body);
+    assert.equal(r.headers['www-authenticate'], 'Bearer error="invalid_token"');
+    assert.match(errorOf(r).message, /the JWT was refused/);
+    // The same kind of token for a name the gateway answers to by name is accepted.
+    const local = `127.0.0.1:${port}`;
+    assert.equal((await who(url, '/mcp', await token(`http://${local}/mcp`), local)).status, 200);
+  });
+
   test('behind publicUrl, the public resource URL is the audience, not the local one', async (t) => {
     const { url } = await start(t, { oauth: OAUTH, publicUrl: 'https://tools.example.com' });
     assert.equal((await who(url, '/mcp', await token('https://tools.example.com/mcp'))).status, 200);
     assert.equal((await who(url, '/mcp', await token(`${url}/mcp`))).status, 401);
   });
 
-  test('the admin token and the configured audience still work; toolbus:<role> scopes are roles', async (t) => {
+  test('the admin token and the configured audience still work; a toolbus:admin scope is no admin', async (t) => {
     const { url } = await start(
       t,
       { oauth: OAUTH },
@@ -358,18 +423,28 @@ describe('tokens minted for the resource (RFC 8707)', () => {
     );
     assert.equal((await who(url, '/api/v1/config/tool', ADMIN)).status, 200);
     assert.equal((await who(url, '/mcp', await token('toolbus'))).status, 200);
-    const caller = await who(url, '/api/v1/config/tool', await token(url, { scope: 'toolbus:caller' }));
-    assert.equal(caller.status, 403);
-    assert.equal(errorOf(caller).code, 'forbidden');
-    assert.equal(
-      (await who(url, '/api/v1/config/tool', await token(url, { scope: 'toolbus:admin' }))).status,
-      200,
+    for (const scope of ['toolbus:caller', 'toolbus:admin', 'toolbus:admin toolbus:impersonate']) {
+      const r = await who(url, '/api/v1/config/tool', await token(url, { scope }));
+      assert.equal(r.status, 403, scope);
+      assert.equal(errorOf(r).code, 'forbidden', scope);
+    }
+    const caller = await who(url, '/mcp', await token(`${url}/mcp`, { scope: 'toolbus:admin' }));
+    assert.equal(caller.status, 200, 'a caller still');
+  });
+
+  test('rolesFromScope listing admin: a toolbus:admin scope is an admin', async (t) => {
+    const { url } = await start(
+      t,
+      { oauth: OAUTH },
+      { resourceAudience: true, rolesFromScope: ['caller', 'approver', 'admin'] },
     );
+    const r = await who(url, '/api/v1/config/tool', await token(url, { scope: 'toolbus:admin' }));
+    assert.equal(r.status, 200, r.body);
   });
 });
 
 describe('oauth options', () => {
-  test('refused at creation: no server, http off loopback, a path in publicUrl, a bad scope, * without publicUrl', () => {
+  test('refused at creation: no server, http off loopback (servers and publicUrl), a path in publicUrl, a bad scope, * without publicUrl', () => {
     const base = { tools: new LiveToolSet([echo]), token: ADMIN };
     const usage = (options: Partial<GatewayOptions>, fragment: RegExp): void => {
       assert.throws(
@@ -384,7 +459,8 @@ describe('oauth options', () => {
     usage({ oauth: { ...OAUTH, scopesSupported: ['two words'] } }, /not a valid scope token/);
     usage({ publicUrl: 'https://example.com/toolbus' }, /without a path/);
     usage({ publicUrl: 'ftp://example.com' }, /must be an https URL/);
-    usage({ oauth: OAUTH, allowedHosts: ['*'] }, /needs publicUrl/);
+    usage({ publicUrl: 'http://tools.example.com' }, /must be an https URL \(http only on a loopback host\)/);
+    usage({ oauth: OAUTH, allowedHosts: ['*'] }, /with allowedHosts '\*'.* needs the public URL/);
     assert.doesNotThrow(() =>
       createGateway({
         ...base,
@@ -393,5 +469,6 @@ describe('oauth options', () => {
         publicUrl: 'https://t.example',
       }),
     );
+    assert.doesNotThrow(() => createGateway({ ...base, publicUrl: 'http://localhost:8080' }));
   });
 });
