@@ -97,12 +97,12 @@ test(
     assert.match(login.stdout, /Open this URL in a browser to authorize toolbus with mcp\/remote:/);
     assert.match(
       login.stdout,
-      /Logged in to mcp\/remote: scope mcp:tools; access token expires \d{4}-\d\d-\d\dT[\d:.]+Z; renewed with a refresh token\. 3 tools\. Kept in mcp-oauth\/remote\./,
+      /Logged in to mcp\/remote: scope mcp:tools; access token expires \d{4}-\d\d-\d\dT[\d:.]+Z; renewed with a refresh token\. 4 tools\. Kept in mcp-oauth\/remote\./,
     );
 
     const imported = await cli('mcp', 'import', 'remote');
     assert.equal(imported.code, 0, imported.stderr);
-    assert.match(imported.stdout, /3 of 3 tools written/);
+    assert.match(imported.stdout, /4 of 4 tools written/);
 
     const called = await cli('call', 'whoami');
     assert.equal(called.code, 0, called.stderr);

@@ -15,6 +15,7 @@ import { exportJWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import {
   ConfigMcpOAuthStore,
+  McpSession,
   importMcpTools,
   mcpServerTools,
   mcpToolType,
@@ -304,6 +305,52 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     assert.equal(stepped.isError, false, stepped.content);
     assert.equal(person.count(), 2, 'one more approval, for the wider scope');
     assert.deepEqual((await whoami(app)).scopes.sort(), ['mcp:admin', 'mcp:tools']);
+  });
+
+  test('a call that fails for another reason while a person authorizes is not sent again: the tool runs once', async (t) => {
+    const { mcp, as } = await servers(t);
+    let approvals = 0;
+    let stepUpAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (stepUpAsked = resolve));
+    let approve!: () => void;
+    let approved = false;
+    const approval = new Promise<void>((resolve) => (approve = resolve));
+    const session = new McpSession({
+      url: mcp.url,
+      id: 'remote',
+      oauth: {
+        clientId: 'app',
+        redirectUrl: APP_REDIRECT,
+        authorize: async (request) => {
+          // The first approval at once; the step-up's waits until the test lets it through.
+          if (++approvals > 1) {
+            stepUpAsked();
+            await approval;
+          }
+          return as.approve(request.url);
+        },
+      },
+    });
+    t.after(() => session.close());
+    await session.listTools();
+    const admin = session.callTool('admin_echo', { text: 'hi' });
+    await asked;
+    // Meanwhile a call that times out (it reached the server and may have had an effect).
+    const guard = setTimeout(() => ((approved = true), approve()), 20_000); // a hang guard only
+    const failed = await session.callTool('sleep', { ms: 3000 }, { timeoutMs: 100 }).then(
+      () => undefined,
+      (error: unknown) => error as Error & { code?: string },
+    );
+    const settledBeforeApproval = !approved;
+    clearTimeout(guard);
+    approved = true;
+    approve();
+    assert.equal(failed?.code, 'timeout', failed?.message);
+    assert.equal(mcp.toolRuns['sleep'], 1, 'the call was sent once');
+    assert.ok(settledBeforeApproval, 'the failed call did not wait for the other caller’s authorization');
+    const result = await admin;
+    assert.deepEqual(result.content, [{ type: 'text', text: 'admin: hi' }]);
+    assert.equal(approvals, 2);
   });
 
   test('no login yet: the registry and mcp import say to run toolbus mcp login, and register nothing', async (t) => {
