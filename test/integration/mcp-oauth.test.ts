@@ -16,6 +16,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import {
   ConfigMcpOAuthStore,
   McpSession,
+  MemoryMcpOAuthStore,
   importMcpTools,
   mcpServerTools,
   mcpToolType,
@@ -27,7 +28,7 @@ import { SqliteConfigStore } from '../../src/config/sqlite/index.js';
 import { ToolRegistry } from '../../src/registry/index.js';
 import { createGateway } from '../../src/gateway/index.js';
 import { LiveToolSet } from '../../src/index.js';
-import { startAuthServer, type TestAuthServer } from '../fixtures/oauth-server.js';
+import { BROKEN_TOKEN_TEXT, startAuthServer, type TestAuthServer } from '../fixtures/oauth-server.js';
 import {
   startMcpOAuthServer,
   type McpOAuthServer,
@@ -351,6 +352,75 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     const result = await admin;
     assert.deepEqual(result.content, [{ type: 'text', text: 'admin: hi' }]);
     assert.equal(approvals, 2);
+  });
+
+  /** A session logged in through a person (so with a refresh token), once its access token expired. */
+  async function expiredSession(
+    t: TestContext,
+    { mcp, as }: Servers,
+  ): Promise<{ session: McpSession; store: MemoryMcpOAuthStore }> {
+    const store = new MemoryMcpOAuthStore();
+    // The call timeout is longer than the renewal's, so a renewal that hangs shows as one.
+    const session = new McpSession({
+      url: mcp.url,
+      id: 'remote',
+      timeoutMs: 30_000,
+      oauth: { authorize: browser(as).authorize, store },
+    });
+    t.after(() => session.close());
+    await session.callTool('whoami', {});
+    const expiresAt = (await store.read()).state?.['expires-at'] as number;
+    await sleep(expiresAt - Date.now() + 50);
+    return { session, store };
+  }
+
+  test('a token endpoint that never answers: calls fail as unavailable once the renewal gives up, and the next renewal works', async (t) => {
+    const parts = await servers(t, { ttlSeconds: 2 });
+    const { session } = await expiredSession(t, parts);
+    parts.as.breakTokenEndpoint('hang');
+    // Two calls waiting for the same renewal: neither waits longer than it.
+    const failures = await Promise.all(
+      [1, 2].map(() =>
+        session.callTool('whoami', {}).then(
+          () => undefined,
+          (error: unknown) => error as Error & { code?: string },
+        ),
+      ),
+    );
+    for (const failure of failures) {
+      assert.equal(failure?.code, 'unavailable', failure?.message);
+      assert.match(
+        failure?.message ?? '',
+        /the OAuth authorization server of MCP server 'remote' did not answer within 10 s \(http:\/\/127\.0\.0\.1:\d+\/token\)/,
+      );
+    }
+    parts.as.breakTokenEndpoint();
+    const result = await session.callTool('whoami', {});
+    assert.notEqual(result.isError, true);
+    assert.deepEqual(
+      parts.as.tokenRequests.map((r) => r.grantType),
+      ['authorization_code', 'refresh_token', 'refresh_token'],
+      'one renewal for both calls, then one that worked',
+    );
+  });
+
+  test('a token endpoint that answers something that is not JSON: a clear error that quotes none of it', async (t) => {
+    const parts = await servers(t, { ttlSeconds: 2 });
+    const { session, store } = await expiredSession(t, parts);
+    const refreshToken = ((await store.read()).state?.['tokens'] as { refresh_token: string }).refresh_token;
+    parts.as.breakTokenEndpoint('not-json');
+    const failure = await session.callTool('whoami', {}).then(
+      () => undefined,
+      (error: unknown) => error as Error & { code?: string },
+    );
+    assert.equal(failure?.code, 'unavailable', failure?.message);
+    assert.match(
+      failure?.message ?? '',
+      /the OAuth authorization server of MCP server 'remote' answered \(http:\/\/127\.0\.0\.1:\d+\/token\) with something that is not JSON/,
+    );
+    for (const secret of [BROKEN_TOKEN_TEXT.slice(0, 10), refreshToken]) {
+      assert.ok(!failure?.message.includes(secret), failure?.message);
+    }
   });
 
   test('no login yet: the registry and mcp import say to run toolbus mcp login, and register nothing', async (t) => {
