@@ -18,6 +18,7 @@ import {
   McpSession,
   MemoryMcpOAuthStore,
   importMcpTools,
+  loginMcpServer,
   mcpServerTools,
   mcpToolType,
   type McpAuthorizeRequest,
@@ -421,6 +422,88 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     for (const secret of [BROKEN_TOKEN_TEXT.slice(0, 10), refreshToken]) {
       assert.ok(!failure?.message.includes(secret), failure?.message);
     }
+  });
+
+  /** An mcp/remote item needing a person's login, logged in once; with its access token then. */
+  async function loggedIn(
+    t: TestContext,
+    { mcp, as }: Servers,
+  ): Promise<{ store: MemoryConfigStore; accessToken: () => Promise<string | undefined> }> {
+    const store = new MemoryConfigStore();
+    await store.put('mcp', 'remote', { url: mcp.url, oauth: {} });
+    await loginMcpServer(store, 'remote', { open: (url) => void as.browse(url), allowlist: {} });
+    const accessToken = async (): Promise<string | undefined> =>
+      ((await store.get('mcp-oauth', 'remote'))?.value as { tokens?: { access_token?: string } })?.tokens
+        ?.access_token;
+    assert.equal(typeof (await accessToken()), 'string');
+    t.after(() => store.close());
+    return { store, accessToken };
+  }
+
+  /** A process using mcp/remote with the tokens in the store, as toolbus up does: who it is, or why not. */
+  async function whoamiFromStore(mcp: McpOAuthServer, store: MemoryConfigStore): Promise<string> {
+    const session = new McpSession({
+      url: mcp.url,
+      id: 'remote',
+      oauth: { store: new ConfigMcpOAuthStore(store, 'remote') },
+    });
+    try {
+      const result = await session.callTool('whoami', {});
+      return (JSON.parse((result.content[0] as { text: string }).text) as { sub: string }).sub;
+    } catch (error) {
+      return `failed: ${(error as Error).message}`;
+    } finally {
+      await session.close();
+    }
+  }
+
+  test('a login again that is cancelled or fails keeps the tokens there were', async (t) => {
+    const parts = await servers(t);
+    const { store, accessToken } = await loggedIn(t, parts);
+    const before = await accessToken();
+    const controller = new AbortController();
+    await assert.rejects(
+      loginMcpServer(store, 'remote', {
+        open: () => controller.abort(),
+        signal: controller.signal,
+        allowlist: {},
+      }),
+      { code: 'cancelled' },
+    );
+    await assert.rejects(
+      loginMcpServer(store, 'remote', { open: () => undefined, timeoutMs: 50, allowlist: {} }),
+      { code: 'timeout' },
+    );
+    assert.equal(await accessToken(), before, 'the tokens are still there');
+    assert.equal(await whoamiFromStore(parts.mcp, store), 'alice');
+  });
+
+  test('another process using the server during a login keeps working and does not break the login', async (t) => {
+    const parts = await servers(t);
+    const { store, accessToken } = await loggedIn(t, parts);
+    const before = await accessToken();
+    let meanwhile: string | undefined;
+    const result = await loginMcpServer(store, 'remote', {
+      allowlist: {},
+      open: async (url) => {
+        // While the person is away, another process (toolbus up) uses the server.
+        meanwhile = await whoamiFromStore(parts.mcp, store);
+        await parts.as.browse(url);
+      },
+    });
+    assert.equal(meanwhile, 'alice', 'it kept the tokens there were while the login ran');
+    assert.equal(result.tools, 4);
+    const after = await accessToken();
+    assert.ok(after !== undefined && after !== before, 'the login stored its new tokens');
+    assert.equal(await whoamiFromStore(parts.mcp, store), 'alice');
+    assert.deepEqual(Object.keys((await store.get('mcp-oauth', 'remote'))!.value as object).sort(), [
+      'client',
+      'discovery',
+      'expires-at',
+      'obtained-at',
+      'server',
+      'tokens',
+    ]);
   });
 
   test('no login yet: the registry and mcp import say to run toolbus mcp login, and register nothing', async (t) => {

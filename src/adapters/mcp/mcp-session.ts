@@ -148,7 +148,7 @@ export class McpSession {
 
   /**
    * The OAuth client of this server, when its params have `oauth`: what the stored tokens grant
-   * (`summary()`), and `forgetTokens()` before a new login.
+   * (`summary()`).
    */
   get oauth(): McpOAuthProvider | undefined {
     return this.#oauth;

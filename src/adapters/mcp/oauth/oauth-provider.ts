@@ -59,10 +59,15 @@ function isJson(text: string): boolean {
   }
 }
 
-/** An authorization the SDK started and a person must approve. */
+/**
+ * An authorization the SDK started and a person must approve, with its PKCE verifier: kept in memory
+ * by the process that started it, never in the store, where another process starting one of its own
+ * would overwrite it and make this one fail with invalid_grant.
+ */
 interface PendingAuthorization {
   url: URL;
   state: string;
+  codeVerifier: string;
 }
 
 /** What a login or an authorization obtained, for a person to read (never the tokens themselves). */
@@ -118,6 +123,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
   readonly #owner = randomUUID();
   #cache: { state: McpOAuthState | undefined; version: number } | undefined;
   #pending: PendingAuthorization | undefined;
+  /** The verifier of the authorization the SDK is starting (it saves it before redirecting). */
+  #codeVerifier: string | undefined;
+  /** The authorization whose code is being exchanged for tokens. */
+  #exchanging: PendingAuthorization | undefined;
   #lastState: string | undefined;
   #authorizing: Promise<void> | undefined;
   #renewing: Promise<ToolbusError | undefined> | undefined;
@@ -285,25 +294,21 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
-    this.#pending = { url: authorizationUrl, state: this.#lastState ?? '' };
+    this.#pending = {
+      url: authorizationUrl,
+      state: this.#lastState ?? '',
+      codeVerifier: this.#codeVerifier ?? '',
+    };
+    this.#codeVerifier = undefined;
   }
 
-  async saveCodeVerifier(codeVerifier: string): Promise<void> {
-    const redirect = this.redirectUrl ?? DEFAULT_REDIRECT_URL;
-    await this.#update((s) => ({
-      ...s,
-      pending: {
-        'code-verifier': codeVerifier,
-        state: this.#lastState ?? '',
-        'redirect-url': redirect,
-        'started-at': Date.now(),
-      },
-    }));
+  saveCodeVerifier(codeVerifier: string): void {
+    this.#codeVerifier = codeVerifier;
   }
 
-  async codeVerifier(): Promise<string> {
-    const verifier = stringField(objectField(await this.#read(true), 'pending'), 'code-verifier');
-    if (verifier === undefined) {
+  codeVerifier(): string {
+    const verifier = this.#exchanging?.codeVerifier;
+    if (!verifier) {
       throw new ToolbusError(
         'unauthorized',
         `MCP server '${this.#serverId}': no authorization is in progress; start again`,
@@ -322,6 +327,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    if (scope === 'all' || scope === 'verifier') this.#codeVerifier = undefined;
     // Tokens are dropped only if they are still the ones this provider handed out: another process
     // may have stored fresh ones meanwhile, which a stale failure must not erase.
     const known = stringField(objectField(this.#cache?.state, 'tokens'), 'access_token');
@@ -335,6 +341,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
       }
       if ((scope === 'all' || scope === 'client') && this.#options.clientId === undefined)
         delete next['client'];
+      // Written by earlier versions, which kept the verifier in the store.
       if (scope === 'all' || scope === 'verifier') delete next['pending'];
       if (scope === 'all' || scope === 'discovery') delete next['discovery'];
       return next as McpOAuthState;
@@ -381,17 +388,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   // --- toolbus ------------------------------------------------------------------------------------
-
-  /** Forgets the tokens (a new login follows); the client registration stays. */
-  async forgetTokens(): Promise<void> {
-    await this.#update((s) => {
-      const next: Mutable = { ...s };
-      delete next['tokens'];
-      delete next['expires-at'];
-      delete next['pending'];
-      return next as McpOAuthState;
-    });
-  }
 
   /** What the stored tokens grant, for a person to read; undefined without tokens. */
   async summary(): Promise<McpOAuthGrantSummary | undefined> {
@@ -478,14 +474,17 @@ export class McpOAuthProvider implements OAuthClientProvider {
       );
     }
     const run: OAuthRun = {};
+    this.#exchanging = pending;
     const result = await auth(this, {
       serverUrl: this.#serverUrl,
       authorizationCode: code,
       ...(iss ? { iss } : {}),
       fetchFn: this.#fetchWithin(AbortSignal.timeout(OAUTH_DEADLINE_MS), run),
-    }).catch((error: unknown) => {
-      throw oauthError(error, this.#serverId, this.loginHint) ?? run.failure ?? error;
-    });
+    })
+      .catch((error: unknown) => {
+        throw oauthError(error, this.#serverId, this.loginHint) ?? run.failure ?? error;
+      })
+      .finally(() => (this.#exchanging = undefined));
     if (result !== 'AUTHORIZED') {
       throw new ToolbusError(
         'unauthorized',
@@ -657,4 +656,46 @@ export class McpOAuthProvider implements OAuthClientProvider {
       `MCP server '${this.#serverId}': the OAuth state kept changing under toolbus; it was not saved`,
     );
   }
+}
+
+/**
+ * What a new login starts from: the client registration and the discovery results of `state`, not its
+ * tokens. A login runs on a copy of its own (a `MemoryMcpOAuthStore`), so the processes using the
+ * tokens meanwhile keep them, and a failed or cancelled login loses nothing.
+ */
+export function loginSeed(state: McpOAuthState | undefined): McpOAuthState | undefined {
+  if (state === undefined) return undefined;
+  const seed: Mutable = {};
+  for (const field of ['server', 'client', 'discovery']) {
+    const value = state[field];
+    if (value !== undefined) seed[field] = value;
+  }
+  return seed as McpOAuthState;
+}
+
+/**
+ * Puts the state of a login that succeeded in `store`, over whatever is there, with compare-and-set
+ * (read again after a conflict). A refresh that another process holds the lease for is let end first:
+ * it would otherwise save the old grant's tokens over the new ones.
+ */
+export async function saveLogin(store: McpOAuthStore, state: McpOAuthState, serverId: string): Promise<void> {
+  for (let conflicts = 0; conflicts < MAX_WRITE_ATTEMPTS;) {
+    const { state: current, version } = await store.read();
+    const until = numberField(objectField(current, 'refreshing'), 'until') ?? 0;
+    if (until > Date.now()) {
+      await sleep(Math.min(LEASE_POLL_MS, until - Date.now()));
+      continue;
+    }
+    try {
+      await store.write(state, version);
+      return;
+    } catch (error) {
+      if (!(isToolbusError(error) && error.code === 'config-conflict')) throw error;
+      conflicts++;
+    }
+  }
+  throw new ToolbusError(
+    'store-error',
+    `MCP server '${serverId}': the OAuth state kept changing under toolbus; the login was not saved, run it again`,
+  );
 }
