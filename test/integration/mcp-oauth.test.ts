@@ -506,6 +506,47 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     ]);
   });
 
+  test('a running registry picks up a login: the tool that failed for want of one goes live, without a restart', async (t) => {
+    const { mcp, as } = await servers(t);
+    const store = new MemoryConfigStore();
+    await store.put('mcp', 'remote', { url: mcp.url, oauth: {} });
+    // No arguments: building the tool asks the server for its schema, which needs the login.
+    await store.put('tool', 'whoami', { type: 'mcp-tool', 'mcp-tool': 'remote', 'remote-name': 'whoami' });
+    const mcpTools = mcpToolType({ store });
+    const registry = new ToolRegistry({ store, toolTypes: { 'mcp-tool': mcpTools } });
+    t.after(async () => {
+      await registry.close();
+      await mcpTools.close();
+    });
+    await registry.start();
+    assert.match(
+      registry.problems().find((p) => p.key === 'tool/whoami')?.message ?? '',
+      /toolbus mcp login/,
+    );
+    let guard: ReturnType<typeof setTimeout> | undefined;
+    const live = new Promise<string>((resolve) => {
+      registry.onChange((change) => {
+        if (change.added.includes('whoami')) resolve('live');
+      });
+      // Only a hang guard: without the fix, nothing tells the registry.
+      guard = setTimeout(() => resolve('never went live'), 30_000);
+    });
+    await loginMcpServer(store, 'remote', { open: (url) => void as.browse(url), allowlist: {} });
+    assert.equal(await live, 'live');
+    clearTimeout(guard);
+    const result = await registry.tools.call('whoami', {});
+    assert.equal(JSON.parse(result.content).sub, 'alice', result.content);
+    assert.equal(
+      registry.problems().find((p) => p.key === 'tool/whoami'),
+      undefined,
+    );
+    assert.deepEqual(
+      as.tokenRequests.map((r) => r.grantType),
+      ['authorization_code'],
+      'the session that had no tokens took the login’s at once, with no 401 and no refresh',
+    );
+  });
+
   test('no login yet: the registry and mcp import say to run toolbus mcp login, and register nothing', async (t) => {
     const { mcp, as } = await servers(t);
     const store = new MemoryConfigStore();

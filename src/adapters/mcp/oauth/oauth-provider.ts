@@ -262,8 +262,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
     // With ctx, the SDK's auth() is asking: read what the store holds now (another process may have
-    // refreshed). Without, the transport wants a token for a request: renew first when it is due.
-    let state = await this.#read(ctx !== undefined);
+    // refreshed). Without, the transport wants a token for a request: renew first when it is due; and
+    // with none known, look again (a login may have stored some since).
+    const known = objectField(this.#cache?.state, 'tokens') !== undefined;
+    let state = await this.#read(ctx !== undefined || !known);
     if (ctx === undefined && this.#renewalDue(state)) {
       const failure = await this.#renew();
       state = this.#cache?.state;
