@@ -11,12 +11,10 @@ import { importLeaf } from './import-leaf.js';
  * Tool types for `ToolRegistry`'s `toolTypes` option. `store` is the registry's config store: an `mcp`
  * item with `oauth` keeps its tokens there (`mcp-oauth/<id>`, written by `toolbus mcp login`).
  */
-export function defaultToolTypes(store?: ConfigStore): Record<string, ToolTypeFactory> {
+export function defaultToolTypes(store: ConfigStore): Record<string, ToolTypeFactory> {
   let mcp: Promise<ToolTypeFactory> | undefined;
   const mcpToolType: ToolTypeFactory = async (descriptor, ctx) => {
-    mcp ??= importLeaf('mcp', () => import('../adapters/mcp/index.js')).then((m) =>
-      m.mcpToolType(store ? { store } : {}),
-    );
+    mcp ??= importLeaf('mcp', () => import('../adapters/mcp/index.js')).then((m) => m.mcpToolType({ store }));
     return (await mcp)(descriptor, ctx);
   };
   return { http: httpToolType(), 'mcp-tool': mcpToolType };

@@ -33,6 +33,14 @@ function check(part: 'type' | 'key', value: unknown): void {
  * Types the store holds that are run state, not config: saved agent runs (`run/<id>`) and approval
  * requests (`approval/<id>`), written by `RunStore`, and MCP servers' OAuth tokens (`mcp-oauth/<id>`),
  * rewritten at every refresh. The registry does not mirror them: they change often and would rebuild
- * the tool set for nothing.
+ * the tool set for nothing (but see {@link STATE_CONFIG_DEPENDENCIES}).
  */
 export const STATE_CONFIG_TYPES: ReadonlySet<string> = new Set(['run', 'approval', 'mcp-oauth']);
+
+/**
+ * State types that tools depend on, though not on their values: for each item the registry mirrors
+ * only whether it holds the field named here, as `true` (an `mcp-oauth/<id>` item holds `tokens` once
+ * toolbus is logged in to that MCP server). A tool that looked the item up is built again when that
+ * changes (a login, a logout), not at every token refresh; and the registry never holds a token.
+ */
+export const STATE_CONFIG_DEPENDENCIES: ReadonlyMap<string, string> = new Map([['mcp-oauth', 'tokens']]);

@@ -14,6 +14,11 @@ export { parseJsonValue, parseStoredValue, toJsonValue, toConfigValue } from './
 export type { ParseJsonValueOptions } from './json-value.js';
 export { ChangeQueue, DEFAULT_WATCH_BUFFER } from './change-queue.js';
 export type { ChangeQueueOptions } from './change-queue.js';
-export { assertConfigName, CONFIG_NAME_PATTERN, STATE_CONFIG_TYPES } from './config-names.js';
-export { SECRET_CONFIG_TYPES, WITHHELD, showConfigValue, configWriteRefusal } from './secret-items.js';
+export {
+  assertConfigName,
+  CONFIG_NAME_PATTERN,
+  STATE_CONFIG_DEPENDENCIES,
+  STATE_CONFIG_TYPES,
+} from './config-names.js';
+export { WITHHELD, showConfigValue, configWriteRefusal } from './secret-items.js';
 export type { ShownConfigValue } from './secret-items.js';

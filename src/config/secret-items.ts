@@ -51,9 +51,6 @@ const SECRET_TYPES: ReadonlyMap<string, ShownFields> = new Map([
   ],
 ]);
 
-/** The config types whose items hold secrets toolbus writes (see the module). */
-export const SECRET_CONFIG_TYPES: ReadonlySet<string> = new Set(SECRET_TYPES.keys());
-
 /** The placeholder shown instead of a withheld value. */
 export const WITHHELD = '(withheld)';
 

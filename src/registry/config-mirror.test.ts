@@ -184,3 +184,38 @@ test('run state (run/*, approval/*) is not mirrored: saving a run step changes n
   controller.abort();
   store.close();
 });
+
+test('an mcp-oauth item is mirrored as whether it holds tokens: a login and a logout are changes, a refresh is not', async () => {
+  const store = new MemoryConfigStore();
+  const controller = new AbortController();
+  let changes = 0;
+  const mirror = new ConfigMirror(store, {
+    retryMs: 10,
+    signal: controller.signal,
+    onChange: () => changes++,
+  });
+  await store.put('mcp-oauth', 'files', { server: 'https://mcp.example.com/mcp', discovery: {} });
+  await mirror.follow();
+  assert.equal(mirror.get('mcp-oauth', 'files'), undefined, 'no tokens: no login');
+  const waitFor = async (expected: boolean | undefined): Promise<void> => {
+    for (let i = 0; i < 100 && mirror.get('mcp-oauth', 'files') !== expected; i++) await flush();
+    assert.equal(mirror.get('mcp-oauth', 'files'), expected);
+  };
+  const login = { server: 'https://mcp.example.com/mcp', tokens: { access_token: 'AT-1' } };
+  await store.put('mcp-oauth', 'files', login);
+  await waitFor(true);
+  assert.equal(changes, 1, 'the login');
+  await store.put('mcp-oauth', 'files', { ...login, tokens: { access_token: 'AT-2' } });
+  await store.put('tool', 'marker', {});
+  for (let i = 0; i < 100 && mirror.get('tool', 'marker') === undefined; i++) await flush();
+  assert.equal(changes, 2, 'the refresh was no change; the tool item was');
+  assert.equal(mirror.get('mcp-oauth', 'files'), true, 'the copy holds no token');
+  await store.delete('mcp-oauth', 'files');
+  await waitFor(undefined);
+  assert.equal(changes, 3, 'the logout');
+  await store.put('mcp-oauth', 'files', login);
+  await mirror.refresh();
+  assert.equal(mirror.get('mcp-oauth', 'files'), true, 'a full read agrees');
+  controller.abort();
+  store.close();
+});

@@ -1,8 +1,15 @@
 /**
- * @module `ConfigMirror`: a full copy of a config store's items, by type and key, kept current by
- * watching the store (again after a failure) and by explicit re-reads that agree with the watch.
+ * @module `ConfigMirror`: a copy of a config store's items, by type and key, kept current by watching
+ * the store (again after a failure) and by explicit re-reads that agree with the watch. Run state is
+ * left out, but for whether the state tools depend on is there (`STATE_CONFIG_DEPENDENCIES`).
  */
-import { STATE_CONFIG_TYPES, type ConfigChange, type ConfigItem, type ConfigStore } from '../config/index.js';
+import {
+  STATE_CONFIG_DEPENDENCIES,
+  STATE_CONFIG_TYPES,
+  type ConfigChange,
+  type ConfigItem,
+  type ConfigStore,
+} from '../config/index.js';
 import type { JsonValue } from '../schema/index.js';
 import { closedError, problemOf } from './registry-errors.js';
 import type { ConfigSnapshot } from './tool-set-plan.js';
@@ -178,30 +185,49 @@ export class ConfigMirror implements ConfigSnapshot {
     });
   }
 
-  /** Applies one watched change to the copy; false when it was already known. */
+  /** Applies one watched change to the copy; false when nothing the copy shows changed. */
   #apply(change: ConfigChange): boolean {
-    if (change.revision <= this.#floor || STATE_CONFIG_TYPES.has(change.type)) return false;
+    if (change.revision <= this.#floor) return false;
     let byKey = this.#items.get(change.type);
     const known = byKey?.get(change.key);
     if (known && known.revision >= change.revision) return false;
-    if (change.kind === 'delete') {
+    const value = change.kind === 'delete' ? undefined : mirrored(change.type, change.value ?? null);
+    if (value === undefined) {
       if (!known) return false;
       byKey!.delete(change.key);
       return true;
     }
+    if (known && STATE_CONFIG_DEPENDENCIES.has(change.type)) {
+      known.revision = change.revision; // still there (a refresh): nothing a tool depends on changed
+      return false;
+    }
     if (!byKey) this.#items.set(change.type, (byKey = new Map()));
-    byKey.set(change.key, { value: change.value ?? null, revision: change.revision });
+    byKey.set(change.key, { value, revision: change.revision });
     return true;
   }
+}
+
+/**
+ * What the copy holds for an item: its value; for a state type tools depend on, `true` while the item
+ * holds the field they depend on (see `STATE_CONFIG_DEPENDENCIES`); for other run state, nothing.
+ */
+function mirrored(type: string, value: JsonValue): JsonValue | undefined {
+  const field = STATE_CONFIG_DEPENDENCIES.get(type);
+  if (field !== undefined) {
+    const held = value !== null && typeof value === 'object' && !Array.isArray(value) && field in value;
+    return held ? true : undefined;
+  }
+  return STATE_CONFIG_TYPES.has(type) ? undefined : value;
 }
 
 function byType(items: ConfigItem[]): ItemsByType {
   const out: ItemsByType = new Map();
   for (const item of items) {
-    if (STATE_CONFIG_TYPES.has(item.type)) continue; // run state, not config
+    const value = mirrored(item.type, item.value);
+    if (value === undefined) continue;
     let byKey = out.get(item.type);
     if (!byKey) out.set(item.type, (byKey = new Map()));
-    byKey.set(item.key, { value: item.value, revision: item.revision });
+    byKey.set(item.key, { value, revision: item.revision });
   }
   return out;
 }

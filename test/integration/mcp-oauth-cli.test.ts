@@ -97,12 +97,12 @@ test(
     assert.match(login.stdout, /Open this URL in a browser to authorize toolbus with mcp\/remote:/);
     assert.match(
       login.stdout,
-      /Logged in to mcp\/remote: scope mcp:tools; access token expires \d{4}-\d\d-\d\dT[\d:.]+Z; renewed with a refresh token\. 3 tools\. Kept in mcp-oauth\/remote\./,
+      /Logged in to mcp\/remote: scope mcp:tools; access token expires \d{4}-\d\d-\d\dT[\d:.]+Z; renewed with a refresh token\. 4 tools\. Kept in mcp-oauth\/remote\./,
     );
 
     const imported = await cli('mcp', 'import', 'remote');
     assert.equal(imported.code, 0, imported.stderr);
-    assert.match(imported.stdout, /3 of 3 tools written/);
+    assert.match(imported.stdout, /4 of 4 tools written/);
 
     const called = await cli('call', 'whoami');
     assert.equal(called.code, 0, called.stderr);
@@ -147,7 +147,7 @@ test(
 );
 
 test(
-  'toolbus mcp login: a bad port, a secret written into config and an item without oauth are clear errors',
+  'toolbus mcp login: a bad port, a secret written into config, an oauth object that cannot work and an item without oauth are clear errors',
   { timeout: 60_000 },
   async (t) => {
     const home = mkdtempSync(join(tmpdir(), 'toolbus-oauth-cli-'));
@@ -172,6 +172,22 @@ test(
       /'oauth.client-secret' must be \{"env": "VARIABLE_NAME"\}: config never holds a secret/,
     );
     assert.match(inline.stderr, /Nothing was stored/);
+    // What would fail once used fails when stored: a service without its client, a redirect that is no URL.
+    const service = { url: 'http://127.0.0.1:9/mcp', oauth: { grant: 'client_credentials' } };
+    const clientless = await runCli(
+      ['config', 'put', 'mcp/svc', JSON.stringify(service), '--store', storePath],
+      env,
+    );
+    assert.equal(clientless.code, 1);
+    assert.match(clientless.stderr, /'oauth.client-id' is needed for grant 'client_credentials'/);
+    assert.match(clientless.stderr, /Nothing was stored/);
+    // Written before toolbus checked it: the login says what is wrong instead of failing on a TypeError.
+    const written = new SqliteConfigStore({ path: storePath });
+    await written.put('mcp', 'odd', { url: 'http://127.0.0.1:9/mcp', oauth: { 'redirect-url': 'foo' } });
+    await written.close();
+    const odd = await runCli(['mcp', 'login', 'odd', '--no-browser', '--store', storePath], env);
+    assert.equal(odd.code, 1, odd.stderr);
+    assert.match(odd.stderr, /config 'mcp\/odd': 'oauth.redirect-url' must be an absolute URL, got 'foo'/);
     await runCli(
       ['config', 'put', 'mcp/plain', '{"url":"http://127.0.0.1:9/mcp"}', '--store', storePath],
       env,

@@ -15,7 +15,10 @@ import { exportJWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import {
   ConfigMcpOAuthStore,
+  McpSession,
+  MemoryMcpOAuthStore,
   importMcpTools,
+  loginMcpServer,
   mcpServerTools,
   mcpToolType,
   type McpAuthorizeRequest,
@@ -26,7 +29,7 @@ import { SqliteConfigStore } from '../../src/config/sqlite/index.js';
 import { ToolRegistry } from '../../src/registry/index.js';
 import { createGateway } from '../../src/gateway/index.js';
 import { LiveToolSet } from '../../src/index.js';
-import { startAuthServer, type TestAuthServer } from '../fixtures/oauth-server.js';
+import { BROKEN_TOKEN_TEXT, startAuthServer, type TestAuthServer } from '../fixtures/oauth-server.js';
 import {
   startMcpOAuthServer,
   type McpOAuthServer,
@@ -304,6 +307,244 @@ describe('MCP client OAuth', { timeout: 120_000 }, () => {
     assert.equal(stepped.isError, false, stepped.content);
     assert.equal(person.count(), 2, 'one more approval, for the wider scope');
     assert.deepEqual((await whoami(app)).scopes.sort(), ['mcp:admin', 'mcp:tools']);
+  });
+
+  test('a call that fails for another reason while a person authorizes is not sent again: the tool runs once', async (t) => {
+    const { mcp, as } = await servers(t);
+    let approvals = 0;
+    let stepUpAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (stepUpAsked = resolve));
+    let approve!: () => void;
+    let approved = false;
+    const approval = new Promise<void>((resolve) => (approve = resolve));
+    const session = new McpSession({
+      url: mcp.url,
+      id: 'remote',
+      oauth: {
+        clientId: 'app',
+        redirectUrl: APP_REDIRECT,
+        authorize: async (request) => {
+          // The first approval at once; the step-up's waits until the test lets it through.
+          if (++approvals > 1) {
+            stepUpAsked();
+            await approval;
+          }
+          return as.approve(request.url);
+        },
+      },
+    });
+    t.after(() => session.close());
+    await session.listTools();
+    const admin = session.callTool('admin_echo', { text: 'hi' });
+    await asked;
+    // Meanwhile a call that times out (it reached the server and may have had an effect).
+    const guard = setTimeout(() => ((approved = true), approve()), 20_000); // a hang guard only
+    const failed = await session.callTool('sleep', { ms: 3000 }, { timeoutMs: 100 }).then(
+      () => undefined,
+      (error: unknown) => error as Error & { code?: string },
+    );
+    const settledBeforeApproval = !approved;
+    clearTimeout(guard);
+    approved = true;
+    approve();
+    assert.equal(failed?.code, 'timeout', failed?.message);
+    assert.equal(mcp.toolRuns['sleep'], 1, 'the call was sent once');
+    assert.ok(settledBeforeApproval, 'the failed call did not wait for the other caller’s authorization');
+    const result = await admin;
+    assert.deepEqual(result.content, [{ type: 'text', text: 'admin: hi' }]);
+    assert.equal(approvals, 2);
+  });
+
+  /** A session logged in through a person (so with a refresh token), once its access token expired. */
+  async function expiredSession(
+    t: TestContext,
+    { mcp, as }: Servers,
+  ): Promise<{ session: McpSession; store: MemoryMcpOAuthStore }> {
+    const store = new MemoryMcpOAuthStore();
+    // The call timeout is longer than the renewal's, so a renewal that hangs shows as one.
+    const session = new McpSession({
+      url: mcp.url,
+      id: 'remote',
+      timeoutMs: 30_000,
+      oauth: { authorize: browser(as).authorize, store },
+    });
+    t.after(() => session.close());
+    await session.callTool('whoami', {});
+    const expiresAt = (await store.read()).state?.['expires-at'] as number;
+    await sleep(expiresAt - Date.now() + 50);
+    return { session, store };
+  }
+
+  test('a token endpoint that never answers: calls fail as unavailable once the renewal gives up, and the next renewal works', async (t) => {
+    const parts = await servers(t, { ttlSeconds: 2 });
+    const { session } = await expiredSession(t, parts);
+    parts.as.breakTokenEndpoint('hang');
+    // Two calls waiting for the same renewal: neither waits longer than it.
+    const failures = await Promise.all(
+      [1, 2].map(() =>
+        session.callTool('whoami', {}).then(
+          () => undefined,
+          (error: unknown) => error as Error & { code?: string },
+        ),
+      ),
+    );
+    for (const failure of failures) {
+      assert.equal(failure?.code, 'unavailable', failure?.message);
+      assert.match(
+        failure?.message ?? '',
+        /the OAuth authorization server of MCP server 'remote' did not answer within 10 s \(http:\/\/127\.0\.0\.1:\d+\/token\)/,
+      );
+    }
+    parts.as.breakTokenEndpoint();
+    const result = await session.callTool('whoami', {});
+    assert.notEqual(result.isError, true);
+    assert.deepEqual(
+      parts.as.tokenRequests.map((r) => r.grantType),
+      ['authorization_code', 'refresh_token', 'refresh_token'],
+      'one renewal for both calls, then one that worked',
+    );
+  });
+
+  test('a token endpoint that answers something that is not JSON: a clear error that quotes none of it', async (t) => {
+    const parts = await servers(t, { ttlSeconds: 2 });
+    const { session, store } = await expiredSession(t, parts);
+    const refreshToken = ((await store.read()).state?.['tokens'] as { refresh_token: string }).refresh_token;
+    parts.as.breakTokenEndpoint('not-json');
+    const failure = await session.callTool('whoami', {}).then(
+      () => undefined,
+      (error: unknown) => error as Error & { code?: string },
+    );
+    assert.equal(failure?.code, 'unavailable', failure?.message);
+    assert.match(
+      failure?.message ?? '',
+      /the OAuth authorization server of MCP server 'remote' answered \(http:\/\/127\.0\.0\.1:\d+\/token\) with something that is not JSON/,
+    );
+    for (const secret of [BROKEN_TOKEN_TEXT.slice(0, 10), refreshToken]) {
+      assert.ok(!failure?.message.includes(secret), failure?.message);
+    }
+  });
+
+  /** An mcp/remote item needing a person's login, logged in once; with its access token then. */
+  async function loggedIn(
+    t: TestContext,
+    { mcp, as }: Servers,
+  ): Promise<{ store: MemoryConfigStore; accessToken: () => Promise<string | undefined> }> {
+    const store = new MemoryConfigStore();
+    await store.put('mcp', 'remote', { url: mcp.url, oauth: {} });
+    await loginMcpServer(store, 'remote', { open: (url) => void as.browse(url), allowlist: {} });
+    const accessToken = async (): Promise<string | undefined> =>
+      ((await store.get('mcp-oauth', 'remote'))?.value as { tokens?: { access_token?: string } })?.tokens
+        ?.access_token;
+    assert.equal(typeof (await accessToken()), 'string');
+    t.after(() => store.close());
+    return { store, accessToken };
+  }
+
+  /** A process using mcp/remote with the tokens in the store, as toolbus up does: who it is, or why not. */
+  async function whoamiFromStore(mcp: McpOAuthServer, store: MemoryConfigStore): Promise<string> {
+    const session = new McpSession({
+      url: mcp.url,
+      id: 'remote',
+      oauth: { store: new ConfigMcpOAuthStore(store, 'remote') },
+    });
+    try {
+      const result = await session.callTool('whoami', {});
+      return (JSON.parse((result.content[0] as { text: string }).text) as { sub: string }).sub;
+    } catch (error) {
+      return `failed: ${(error as Error).message}`;
+    } finally {
+      await session.close();
+    }
+  }
+
+  test('a login again that is cancelled or fails keeps the tokens there were', async (t) => {
+    const parts = await servers(t);
+    const { store, accessToken } = await loggedIn(t, parts);
+    const before = await accessToken();
+    const controller = new AbortController();
+    await assert.rejects(
+      loginMcpServer(store, 'remote', {
+        open: () => controller.abort(),
+        signal: controller.signal,
+        allowlist: {},
+      }),
+      { code: 'cancelled' },
+    );
+    await assert.rejects(
+      loginMcpServer(store, 'remote', { open: () => undefined, timeoutMs: 50, allowlist: {} }),
+      { code: 'timeout' },
+    );
+    assert.equal(await accessToken(), before, 'the tokens are still there');
+    assert.equal(await whoamiFromStore(parts.mcp, store), 'alice');
+  });
+
+  test('another process using the server during a login keeps working and does not break the login', async (t) => {
+    const parts = await servers(t);
+    const { store, accessToken } = await loggedIn(t, parts);
+    const before = await accessToken();
+    let meanwhile: string | undefined;
+    const result = await loginMcpServer(store, 'remote', {
+      allowlist: {},
+      open: async (url) => {
+        // While the person is away, another process (toolbus up) uses the server.
+        meanwhile = await whoamiFromStore(parts.mcp, store);
+        await parts.as.browse(url);
+      },
+    });
+    assert.equal(meanwhile, 'alice', 'it kept the tokens there were while the login ran');
+    assert.equal(result.tools, 4);
+    const after = await accessToken();
+    assert.ok(after !== undefined && after !== before, 'the login stored its new tokens');
+    assert.equal(await whoamiFromStore(parts.mcp, store), 'alice');
+    assert.deepEqual(Object.keys((await store.get('mcp-oauth', 'remote'))!.value as object).sort(), [
+      'client',
+      'discovery',
+      'expires-at',
+      'obtained-at',
+      'server',
+      'tokens',
+    ]);
+  });
+
+  test('a running registry picks up a login: the tool that failed for want of one goes live, without a restart', async (t) => {
+    const { mcp, as } = await servers(t);
+    const store = new MemoryConfigStore();
+    await store.put('mcp', 'remote', { url: mcp.url, oauth: {} });
+    // No arguments: building the tool asks the server for its schema, which needs the login.
+    await store.put('tool', 'whoami', { type: 'mcp-tool', 'mcp-tool': 'remote', 'remote-name': 'whoami' });
+    const mcpTools = mcpToolType({ store });
+    const registry = new ToolRegistry({ store, toolTypes: { 'mcp-tool': mcpTools } });
+    t.after(async () => {
+      await registry.close();
+      await mcpTools.close();
+    });
+    await registry.start();
+    assert.match(
+      registry.problems().find((p) => p.key === 'tool/whoami')?.message ?? '',
+      /toolbus mcp login/,
+    );
+    let guard: ReturnType<typeof setTimeout> | undefined;
+    const live = new Promise<string>((resolve) => {
+      registry.onChange((change) => {
+        if (change.added.includes('whoami')) resolve('live');
+      });
+      // Only a hang guard: without the fix, nothing tells the registry.
+      guard = setTimeout(() => resolve('never went live'), 30_000);
+    });
+    await loginMcpServer(store, 'remote', { open: (url) => void as.browse(url), allowlist: {} });
+    assert.equal(await live, 'live');
+    clearTimeout(guard);
+    const result = await registry.tools.call('whoami', {});
+    assert.equal(JSON.parse(result.content).sub, 'alice', result.content);
+    assert.equal(
+      registry.problems().find((p) => p.key === 'tool/whoami'),
+      undefined,
+    );
+    assert.deepEqual(
+      as.tokenRequests.map((r) => r.grantType),
+      ['authorization_code'],
+      'the session that had no tokens took the login’s at once, with no 401 and no refresh',
+    );
   });
 
   test('no login yet: the registry and mcp import say to run toolbus mcp login, and register nothing', async (t) => {

@@ -7,16 +7,19 @@
 import type { ConfigStore } from '../../config/index.js';
 import { assertConfigAllowed, configAllowlistFromEnv, type ConfigAllowlist } from '../../registry/index.js';
 import { ToolbusError } from '../../errors/index.js';
-import { parseMcpConfig, withConfigTokenStore } from './mcp-config.js';
+import { parseMcpConfig } from './mcp-config.js';
 import { McpSession } from './mcp-session.js';
-import type { McpServerParams } from './server-params.js';
 import {
+  ConfigMcpOAuthStore,
   MCP_OAUTH_CONFIG_TYPE,
   McpOAuthGrant,
+  MemoryMcpOAuthStore,
   startLoopbackRedirect,
   type McpConfigEnvironment,
   type McpOAuthGrantSummary,
+  type McpOAuthOptions,
 } from './oauth/index.js';
+import { loginSeed, saveLogin } from './oauth/oauth-provider.js';
 
 /** Options of {@link loginMcpServer}. */
 export interface LoginMcpServerOptions {
@@ -69,6 +72,10 @@ function loopbackOf(redirectUrl: string | undefined, where: string): { port: num
  * calls `open` with the URL a person must visit; the redirect must carry the `state` toolbus sent.
  * Then lists the server's tools with the new tokens.
  *
+ * The login works on a copy of the item (its client registration and discovery results, not its
+ * tokens) and writes the item once, when it succeeded: processes using the server meanwhile keep
+ * their tokens, and a login that fails or is cancelled leaves the item as it was.
+ *
  * Rejects with `ToolbusError`: `invalid-config` (no `mcp/<id>`, no `oauth` in it, a bad field),
  * `not-allowed` (an environment variable the allowlist does not list), `timeout` (nobody came back in
  * time), `unauthorized` (the authorization server or the MCP server refused), `unavailable`.
@@ -88,7 +95,7 @@ export async function loginMcpServer(
   const item = await store.get('mcp', id);
   assertConfigAllowed(options.allowlist ?? configAllowlistFromEnv(process.env), 'mcp', id, item?.value);
   const config = parseMcpConfig(id, item?.value, options.env ? { env: options.env } : {});
-  const params = withConfigTokenStore(config, store);
+  const params = config.params;
   if (!('url' in params) || params.oauth === undefined) {
     throw new ToolbusError(
       'invalid-config',
@@ -97,8 +104,12 @@ export async function loginMcpServer(
     );
   }
   const signal = options.signal ?? new AbortController().signal;
+  const shared = new ConfigMcpOAuthStore(store, id);
+  const copy = new MemoryMcpOAuthStore();
+  const seed = loginSeed((await shared.read()).state);
+  if (seed !== undefined) await copy.write(seed, 0);
   let loopback: Awaited<ReturnType<typeof startLoopbackRedirect>> | undefined;
-  let loginParams: McpServerParams = params;
+  let oauth: McpOAuthOptions = { ...params.oauth, store: copy };
   if ((params.oauth.grant ?? McpOAuthGrant.AuthorizationCode) === McpOAuthGrant.AuthorizationCode) {
     const { port, path } = loopbackOf(params.oauth.redirectUrl, where);
     loopback = await startLoopbackRedirect({
@@ -107,14 +118,10 @@ export async function loginMcpServer(
       open: options.open,
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     });
-    loginParams = {
-      ...params,
-      oauth: { ...params.oauth, redirectUrl: loopback.redirectUrl, authorize: loopback.authorize },
-    };
+    oauth = { ...oauth, redirectUrl: loopback.redirectUrl, authorize: loopback.authorize };
   }
-  const session = new McpSession(loginParams);
+  const session = new McpSession({ ...params, oauth });
   try {
-    await session.oauth!.forgetTokens();
     const tools = await session.listTools({ signal });
     const summary = await session.oauth!.summary();
     if (summary === undefined) {
@@ -124,6 +131,7 @@ export async function loginMcpServer(
           `remove 'oauth' from ${where} if it needs none`,
       );
     }
+    await saveLogin(shared, (await copy.read()).state!, id);
     return { ...summary, tools: tools.length };
   } finally {
     await session.close();

@@ -10,8 +10,13 @@ import type {
   CreateMessageResult,
 } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../schema/index.js';
-import type { SamplingContent, SamplingRequest, SamplingResult } from '../../tools/index.js';
-import { partToContentBlock } from './mcp-result.js';
+import {
+  describePart,
+  type SamplingContent,
+  type SamplingRequest,
+  type SamplingResult,
+} from '../../tools/index.js';
+import { contentBlockToPart, partToContentBlock } from './mcp-result.js';
 
 /** A sampling part as an MCP content block; any other part (not allowed in sampling) as its text. */
 function toBlock(part: SamplingContent): ContentBlock {
@@ -25,18 +30,15 @@ function toBlocks(content: SamplingContent | SamplingContent[]): ContentBlock | 
   return Array.isArray(content) ? content.map(toBlock) : toBlock(content);
 }
 
-/** An MCP sampling content block as a toolbus part; a block toolbus has no part for, as text. */
+/**
+ * An MCP sampling content block as a toolbus part: text, image and audio as themselves (as in tool
+ * results); anything else (a tool use or result, a resource) as text describing it.
+ */
 function toPart(block: unknown): SamplingContent {
-  const b = block as { type?: unknown; text?: unknown; data?: unknown; mimeType?: unknown };
-  if (b.type === 'text' && typeof b.text === 'string') return { type: 'text', text: b.text };
-  if (
-    (b.type === 'image' || b.type === 'audio') &&
-    typeof b.data === 'string' &&
-    typeof b.mimeType === 'string'
-  ) {
-    return { type: b.type, data: b.data, mimeType: b.mimeType };
-  }
-  return { type: 'text', text: `[${String(b.type ?? 'unknown')} content]` };
+  const part = contentBlockToPart(block as ContentBlock);
+  return part.type === 'text' || part.type === 'image' || part.type === 'audio'
+    ? part
+    : { type: 'text', text: describePart(part) };
 }
 
 /** `ctx.sample`'s request as MCP's `sampling/createMessage` params. */

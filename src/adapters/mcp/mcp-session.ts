@@ -148,7 +148,7 @@ export class McpSession {
 
   /**
    * The OAuth client of this server, when its params have `oauth`: what the stored tokens grant
-   * (`summary()`), and `forgetTokens()` before a new login.
+   * (`summary()`).
    */
   get oauth(): McpOAuthProvider | undefined {
     return this.#oauth;
@@ -499,7 +499,9 @@ export class McpSession {
   /**
    * Runs `op`; when it fails because the server wants an authorization a person must approve, has it
    * approved (see `McpOAuthProvider.recoverAuthorization`) and runs `op` again, at most
-   * {@link MAX_AUTHORIZATIONS_PER_REQUEST} times.
+   * {@link MAX_AUTHORIZATIONS_PER_REQUEST} times. Only an auth failure is retried: the server refused
+   * that request, so it never ran. A call that failed or timed out otherwise may have run, and must
+   * not be sent again because another caller happens to be authorizing.
    */
   async #authorized<T>(op: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     for (let round = 0; ; round++) {
@@ -507,7 +509,7 @@ export class McpSession {
         return await op();
       } catch (error) {
         const oauth = this.#oauth;
-        if (oauth === undefined) throw error;
+        if (oauth === undefined || !isAuthFailure(error)) throw error;
         if (round >= MAX_AUTHORIZATIONS_PER_REQUEST) {
           oauth.discardPendingAuthorization();
           throw error;

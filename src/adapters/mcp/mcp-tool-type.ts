@@ -10,7 +10,7 @@ import { isToolbusError, ToolbusError } from '../../errors/index.js';
 import { parseMcpConfig, withConfigTokenStore } from './mcp-config.js';
 import { McpSession, type McpSessionOptions } from './mcp-session.js';
 import { McpTool } from './mcp-tool.js';
-import type { McpConfigEnvironment } from './oauth/index.js';
+import { MCP_OAUTH_CONFIG_TYPE, type McpConfigEnvironment } from './oauth/index.js';
 
 /** Options of {@link mcpToolType}. */
 export interface McpToolTypeOptions extends McpSessionOptions {
@@ -153,6 +153,11 @@ export function mcpToolType(options: McpToolTypeOptions = {}): McpToolTypeFactor
       }
     }
     const params = options.store ? withConfigTokenStore(config, options.store) : config.params;
+    if (options.store && 'url' in config.params && config.params.oauth !== undefined) {
+      // The tool depends on the login kept in mcp-oauth/<id>: the registry builds it again when one is
+      // made or goes (it sees whether the item holds tokens, not the tokens nor their refreshes).
+      ctx.lookup(MCP_OAUTH_CONFIG_TYPE, id);
+    }
     const { session, release } = acquire(
       config.connectionKey,
       () => new McpSession(params, options),

@@ -34,9 +34,10 @@ login    Authorize toolbus with the MCP server of mcp/<id>, whose item has an "o
          (OAuth 2.1 as the MCP authorization spec describes it). For the authorization code
          grant it prints a URL to open, opens a browser unless --no-browser, and waits on
          127.0.0.1 for the browser to come back (checking the state toolbus sent). It keeps the
-         tokens in the config item mcp-oauth/<id>, where 'toolbus up' and 'toolbus mcp import'
-         find them and refresh them before they expire. It prints the scopes and the expiry,
-         never a token; 'toolbus config' shows mcp-oauth items with their secrets withheld.
+         tokens in the config item mcp-oauth/<id>, replacing the ones there only once it
+         succeeded; a running 'toolbus up' picks them up at once, and it and 'toolbus mcp import'
+         refresh them before they expire. It prints the scopes and the expiry, never a token;
+         'toolbus config' shows mcp-oauth items with their secrets withheld.
 logout   Forget the tokens of mcp/<id> (delete mcp-oauth/<id>).
 
 Options:

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startLoopbackRedirect } from './loopback-redirect.js';
@@ -67,4 +68,28 @@ test('a port that is taken is reported, not thrown as a raw socket error', async
     code: 'unavailable',
     message: new RegExp(`could not listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`),
   });
+});
+
+test('the listener closes at once after the browser came back, though browsers keep connections open', async (t) => {
+  const loopback = await startLoopbackRedirect({ open: () => undefined });
+  const { port } = new URL(loopback.redirectUrl);
+  // A connection the browser opened ahead and never used, as browsers do.
+  const spare = connect(Number(port), '127.0.0.1');
+  t.after(() => (spare.destroy(), loopback.close()));
+  await new Promise((resolve) => spare.once('connect', resolve));
+  const waiting = loopback.authorize(request('https://as.example.com/a', 's'));
+  // fetch keeps its connection alive, as a browser does.
+  const answer = await fetch(`${loopback.redirectUrl}?code=c&state=s`);
+  assert.equal(answer.status, 200);
+  assert.equal(answer.headers.get('connection'), 'close');
+  await answer.text();
+  assert.equal((await waiting).get('code'), 'c');
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    loopback.close().then(() => 'closed'),
+    // Only a hang guard: without the fix, the unused connection holds it for a minute.
+    new Promise((resolve) => (guard = setTimeout(() => resolve('still open'), 20_000))),
+  ]);
+  clearTimeout(guard);
+  assert.equal(outcome, 'closed');
 });

@@ -63,34 +63,41 @@ export async function startLoopbackRedirect(options: LoopbackRedirectOptions): P
   }
   let waiting: { state: string; resolve: (params: URLSearchParams) => void } | undefined;
   let done = false;
+  /** Settles once the page answering the successful redirect has gone out (or its connection broke). */
+  let delivered: Promise<void> = Promise.resolve();
 
-  const answer = (res: ServerResponse, status: number, title: string, text: string): void => {
+  /** Answers one request; resolves when the answer is complete or its connection is gone. */
+  const answer = (res: ServerResponse, status: number, title: string, text: string): Promise<void> => {
+    const complete = new Promise<void>((resolve) => res.once('close', resolve));
     res.writeHead(status, {
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       // The address carries the authorization code: no page it leads to may see it.
       'referrer-policy': 'no-referrer',
       'x-content-type-options': 'nosniff',
+      // One request per connection: a browser's keep-alive would hold the closing listener open.
+      connection: 'close',
     });
     res.end(PAGE(title, text));
+    return complete;
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method !== 'GET' || url.pathname !== path) {
-      answer(res, 404, 'Not found', 'Nothing here.');
+      void answer(res, 404, 'Not found', 'Nothing here.');
       return;
     }
     const state = url.searchParams.get('state');
     if (done || waiting === undefined || state === null || state !== waiting.state) {
-      answer(res, 400, 'Not expected', 'This is not the authorization toolbus is waiting for.');
+      void answer(res, 400, 'Not expected', 'This is not the authorization toolbus is waiting for.');
       return;
     }
     const { resolve } = waiting;
     waiting = undefined;
     done = true;
     const refused = url.searchParams.has('error') && !url.searchParams.has('code');
-    answer(
+    delivered = answer(
       res,
       200,
       refused ? 'Not authorized' : 'Authorized',
@@ -117,11 +124,15 @@ export async function startLoopbackRedirect(options: LoopbackRedirectOptions): P
 
   let closing: Promise<void> | undefined;
   function close(): Promise<void> {
-    closing ??= new Promise<void>((resolve) => {
+    closing ??= (async () => {
       done = true;
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      // The person's page goes out whole; then no connection may keep the listener open: neither a
+      // request in progress nor a connection the browser opened ahead and never used.
+      await delivered;
+      server.closeAllConnections();
+      await stopped;
+    })();
     return closing;
   }
 

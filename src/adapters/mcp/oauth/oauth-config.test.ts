@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { JsonValue } from '../../../schema/index.js';
 import { parseMcpConfig } from '../mcp-config.js';
 import { parseOAuthConfig } from './oauth-config.js';
 import { resolveMcpOAuthOptions } from './oauth-options.js';
@@ -62,6 +63,48 @@ describe("the 'oauth' object of an mcp item", () => {
       message: /'oauth.grant' must be "authorization_code" or "client_credentials", got 'password'/,
     });
     assert.throws(() => parseOAuthConfig('yes', where, {}), { message: /'oauth' must be an object/ });
+  });
+
+  test('the checks of the oauth options apply, naming the fields as config does, also before secrets are read', () => {
+    const check = (oauth: JsonValue, env?: Record<string, string>): void =>
+      void parseMcpConfig(
+        'remote',
+        { url: 'https://mcp.example.com/mcp', oauth },
+        env === undefined ? { readSecrets: false } : { env },
+      );
+    assert.throws(() => check({ grant: 'client_credentials' }), {
+      code: 'invalid-config',
+      message:
+        /^config 'mcp\/remote': 'oauth.client-id' is needed for grant 'client_credentials': a service authenticates/,
+    });
+    assert.throws(() => check({ 'redirect-url': 'foo' }), {
+      code: 'invalid-config',
+      message: /^config 'mcp\/remote': 'oauth.redirect-url' must be an absolute URL, got 'foo'/,
+    });
+    assert.throws(
+      () => check({ 'client-id': 'c', 'client-secret': { env: 'S' }, 'private-key': { env: 'K' } }),
+      { message: /'oauth.client-secret' and 'oauth.private-key' are two ways to authenticate the client/ },
+    );
+    assert.throws(
+      () => check({ 'client-secret': { env: 'S' } }, { S: 'secret-value' }),
+      (error: Error) => {
+        assert.match(error.message, /'oauth.client-id' is needed with a client secret or private key/);
+        assert.ok(!error.message.includes('secret-value'));
+        return true;
+      },
+    );
+    assert.throws(() => check({ 'token-endpoint-auth-method': 'client_secret_jwt' }), {
+      message:
+        /'oauth.token-endpoint-auth-method' must be one of client_secret_basic, .*, got 'client_secret_jwt'/,
+    });
+    assert.throws(() => check({ 'refresh-margin-ms': -1 }), {
+      message: /'oauth.refresh-margin-ms' must be a number of ms >= 0, got -1/,
+    });
+    assert.throws(() => check({ scope: '' }), {
+      message: /'oauth.scope' must be a non-empty string, got an empty string/,
+    });
+    // A key that is not read yet cannot be checked; everything else is.
+    check({ grant: 'client_credentials', 'client-id': 'c', 'private-key': { env: 'K' } });
   });
 
   test('parseMcpConfig: oauth needs a url, excludes a static token, and its secrets stay out of the connection key', () => {

@@ -8,27 +8,32 @@
  */
 import type { JsonObject, JsonValue } from '../../../schema/index.js';
 import { ToolbusError, didYouMean } from '../../../errors/index.js';
-import { McpOAuthGrant, type McpOAuthOptions, type McpTokenEndpointAuthMethod } from './oauth-options.js';
+import { McpOAuthGrant, checkMcpOAuthOptions, type McpOAuthOptions } from './oauth-options.js';
 
 /** Where `{ "env": NAME }` values are read: `process.env` or a map of the same shape. */
 export type McpConfigEnvironment = Readonly<Record<string, string | undefined>>;
 
-/** The text fields of the `oauth` object and the option each sets. */
-const TEXT_FIELDS = {
-  'client-id': 'clientId',
-  'signing-algorithm': 'signingAlgorithm',
-  'client-metadata-url': 'clientMetadataUrl',
-  scope: 'scope',
-  'client-name': 'clientName',
-  'redirect-url': 'redirectUrl',
-  issuer: 'issuer',
-} as const;
+/** An option's name in the `oauth` object: `clientId` is `client-id`. */
+const fieldOf = (option: keyof McpOAuthOptions): string =>
+  option.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 
-/** The secret fields: `{ "env": NAME }` only. */
-const SECRET_FIELDS = { 'client-secret': 'clientSecret', 'private-key': 'privateKey' } as const;
+/** The options config sets as written (besides `grant` and the secrets); their checks apply. */
+const OPTIONS = [
+  'clientId',
+  'signingAlgorithm',
+  'tokenEndpointAuthMethod',
+  'clientMetadataUrl',
+  'scope',
+  'clientName',
+  'redirectUrl',
+  'issuer',
+  'refreshMarginMs',
+] as const satisfies readonly (keyof McpOAuthOptions)[];
 
-const OTHER_FIELDS = ['grant', 'token-endpoint-auth-method', 'refresh-margin-ms'];
-const KNOWN_FIELDS = [...Object.keys(TEXT_FIELDS), ...Object.keys(SECRET_FIELDS), ...OTHER_FIELDS];
+/** The secret options: `{ "env": NAME }` only. */
+const SECRETS = ['clientSecret', 'privateKey'] as const satisfies readonly (keyof McpOAuthOptions)[];
+
+const KNOWN_FIELDS = ['grant', ...OPTIONS.map(fieldOf), ...SECRETS.map(fieldOf)];
 
 const GRANT_NAMES: Record<string, McpOAuthGrant> = {
   authorization_code: McpOAuthGrant.AuthorizationCode,
@@ -37,9 +42,10 @@ const GRANT_NAMES: Record<string, McpOAuthGrant> = {
   'client-credentials': McpOAuthGrant.ClientCredentials,
 };
 
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
-
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Stands for a secret that is not read (a check before the item is stored). */
+const UNREAD_SECRET = '(not read)';
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -55,9 +61,10 @@ function describe(value: JsonValue | undefined): string {
 /**
  * Parses the `oauth` object of config item `mcp/<id>` (`where` names it in messages) into
  * {@link McpOAuthOptions}, reading secrets from `env` (with `env` undefined, secrets are only checked
- * for their `{ "env": NAME }` form and left out: a check before the item is stored). Throws
- * `ToolbusError` `invalid-config` naming the field and what is expected; a missing variable is named, a
- * value never shown.
+ * for their `{ "env": NAME }` form and left out: a check before the item is stored). The options get
+ * the checks of `resolveMcpOAuthOptions`, fields named as in config, so an item that would fail once
+ * used fails when it is stored. Throws `ToolbusError` `invalid-config` naming the field and what is
+ * expected; a missing variable is named, a value never shown.
  *
  * @example
  * ```json
@@ -83,7 +90,11 @@ export function parseOAuthConfig(
       );
     }
   }
-  const options: McpOAuthOptions = {};
+  // Values go to the options as written; the options' checks say what is wrong with them.
+  const options: Record<string, unknown> = {};
+  for (const option of OPTIONS) {
+    if (value[fieldOf(option)] !== undefined) options[option] = value[fieldOf(option)];
+  }
   const grant = value['grant'];
   if (grant !== undefined) {
     const known = typeof grant === 'string' ? GRANT_NAMES[grant] : undefined;
@@ -94,40 +105,11 @@ export function parseOAuthConfig(
           (typeof grant === 'string' ? `'${grant.slice(0, 40)}'` : describe(grant)),
       );
     }
-    options.grant = known;
+    options['grant'] = known;
   }
-  for (const [field, option] of Object.entries(TEXT_FIELDS)) {
-    const text = value[field];
-    if (text === undefined) continue;
-    if (typeof text !== 'string' || text === '') {
-      throw new ToolbusError(
-        'invalid-config',
-        `${where}: 'oauth.${field}' must be a non-empty string, got ${describe(text)}`,
-      );
-    }
-    options[option] = text;
-  }
-  const method = value['token-endpoint-auth-method'];
-  if (method !== undefined) {
-    if (typeof method !== 'string' || !AUTH_METHODS.includes(method)) {
-      throw new ToolbusError(
-        'invalid-config',
-        `${where}: 'oauth.token-endpoint-auth-method' must be one of ${AUTH_METHODS.join(', ')}`,
-      );
-    }
-    options.tokenEndpointAuthMethod = method as McpTokenEndpointAuthMethod;
-  }
-  const margin = value['refresh-margin-ms'];
-  if (margin !== undefined) {
-    if (typeof margin !== 'number' || !Number.isFinite(margin) || margin < 0) {
-      throw new ToolbusError(
-        'invalid-config',
-        `${where}: 'oauth.refresh-margin-ms' must be a number of ms >= 0, got ${describe(margin)}`,
-      );
-    }
-    options.refreshMarginMs = margin;
-  }
-  for (const [field, option] of Object.entries(SECRET_FIELDS)) {
+  const unread: string[] = [];
+  for (const option of SECRETS) {
+    const field = fieldOf(option);
     const spec = value[field];
     if (spec === undefined) continue;
     const name = isObject(spec) && Object.keys(spec).length === 1 ? spec['env'] : undefined;
@@ -138,7 +120,10 @@ export function parseOAuthConfig(
           'the environment variable that does',
       );
     }
-    if (env === undefined) continue;
+    if (env === undefined) {
+      unread.push(option);
+      continue;
+    }
     const secret = env[name];
     if (secret === undefined || secret === '') {
       throw new ToolbusError(
@@ -148,5 +133,10 @@ export function parseOAuthConfig(
     }
     options[option] = secret;
   }
-  return options;
+  const checked: Record<string, unknown> = { ...options };
+  for (const option of unread) checked[option] = UNREAD_SECRET;
+  // A key that is not read cannot tell its algorithm: that check waits for the key.
+  if (unread.includes('privateKey')) checked['signingAlgorithm'] ??= 'RS256';
+  checkMcpOAuthOptions(checked as McpOAuthOptions, { where, field: fieldOf });
+  return options as McpOAuthOptions;
 }

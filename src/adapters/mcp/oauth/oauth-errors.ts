@@ -163,12 +163,37 @@ export function oauthError(error: unknown, serverId: string, hint: string): Tool
       options,
     );
   }
-  if (isNetworkFailure(error)) {
+  if (isNetworkFailure(error)) return oauthRequestError(error, serverId);
+  return new ToolbusError('unauthorized', `authorizing with ${server} failed: ${causeText(error)}`, options);
+}
+
+/**
+ * The toolbus error (`unavailable`) for an OAuth request of MCP server `serverId` (discovery,
+ * registration, tokens) to `url` that got no usable answer: none within `timeoutMs` when given, a
+ * body that is not JSON when `notJson`, else a network failure. The answer itself is never quoted: it
+ * may echo a credential.
+ */
+export function oauthRequestError(
+  error: unknown,
+  serverId: string,
+  detail: { url?: URL; timeoutMs?: number; notJson?: boolean } = {},
+): ToolbusError {
+  const server = `the OAuth authorization server of MCP server '${serverId}'`;
+  const where = detail.url === undefined ? '' : ` (${detail.url.origin}${detail.url.pathname})`;
+  const options = { cause: error };
+  if (detail.timeoutMs !== undefined) {
     return new ToolbusError(
       'unavailable',
-      `the OAuth authorization server of ${server} could not be reached: ${causeText(error)}`,
+      `${server} did not answer within ${detail.timeoutMs / 1000} s${where}; try again later`,
       options,
     );
   }
-  return new ToolbusError('unauthorized', `authorizing with ${server} failed: ${causeText(error)}`, options);
+  if (detail.notJson) {
+    return new ToolbusError(
+      'unavailable',
+      `${server} answered${where} with something that is not JSON, so toolbus could not read it`,
+      options,
+    );
+  }
+  return new ToolbusError('unavailable', `${server} could not be reached: ${causeText(error)}`, options);
 }

@@ -148,18 +148,32 @@ export interface ResolvedMcpOAuthOptions extends Omit<McpOAuthOptions, 'grant' |
   refreshMarginMs: number;
 }
 
-function fail(field: string, expected: string): never {
-  throw new ToolbusError('invalid-config', `MCP server: 'oauth.${field}' ${expected}`);
+/**
+ * How {@link checkMcpOAuthOptions} names what it refuses: where the options came from, and each option
+ * as it was written there (an `mcp/<id>` item spells `clientId` as `client-id`).
+ */
+export interface McpOAuthOptionNaming {
+  /** Starts every message, e.g. `config 'mcp/files'`. */
+  where: string;
+  /** The name an option was given as. */
+  field: (option: keyof McpOAuthOptions) => string;
 }
 
-function optionalText(options: McpOAuthOptions, field: keyof McpOAuthOptions): void {
-  const value = options[field];
-  if (value !== undefined && (typeof value !== 'string' || value === ''))
-    fail(field, 'must be a non-empty string');
+/** The options as `mcpServerTools({ url, oauth })` takes them. */
+const OPTION_NAMING: McpOAuthOptionNaming = { where: 'MCP server', field: (option) => option };
+
+function describe(value: unknown): string {
+  if (value === '') return 'an empty string';
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'an array' : typeof value;
 }
 
 /** The JWS algorithm a PEM private key signs with by default; never shows the key in an error. */
-function algorithmOf(pem: string): string {
+function algorithmOf(
+  pem: string,
+  fail: (field: keyof McpOAuthOptions, expected: string) => never,
+  name: (option: keyof McpOAuthOptions) => string,
+): string {
   let key;
   try {
     key = createPrivateKey(pem);
@@ -178,7 +192,7 @@ function algorithmOf(pem: string): string {
     if (curve === 'secp521r1') return 'ES512';
     return 'ES256';
   }
-  return fail('privateKey', `is a ${String(type)} key; give signingAlgorithm for it`);
+  return fail('privateKey', `is a ${String(type)} key; give '${name('signingAlgorithm')}' for it`);
 }
 
 function isLoopbackOrHttps(url: URL): boolean {
@@ -190,8 +204,23 @@ function isLoopbackOrHttps(url: URL): boolean {
  * a secret's value).
  */
 export function resolveMcpOAuthOptions(options: McpOAuthOptions): ResolvedMcpOAuthOptions {
+  return checkMcpOAuthOptions(options, OPTION_NAMING);
+}
+
+/**
+ * {@link resolveMcpOAuthOptions}, with messages that name the fields as `naming` says: the one set of
+ * checks for the option object and for the `"oauth"` of an `mcp/<id>` item.
+ */
+export function checkMcpOAuthOptions(
+  options: McpOAuthOptions,
+  naming: McpOAuthOptionNaming,
+): ResolvedMcpOAuthOptions {
+  const name = (option: keyof McpOAuthOptions): string => `oauth.${naming.field(option)}`;
+  const fail = (field: keyof McpOAuthOptions, expected: string): never => {
+    throw new ToolbusError('invalid-config', `${naming.where}: '${name(field)}' ${expected}`);
+  };
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new ToolbusError('invalid-config', "MCP server: 'oauth' must be an object of OAuth options");
+    throw new ToolbusError('invalid-config', `${naming.where}: 'oauth' must be an object of OAuth options`);
   }
   const grant = options.grant ?? McpOAuthGrant.AuthorizationCode;
   if (!GRANTS.includes(grant)) fail('grant', `must be one of ${GRANTS.join(', ')}, got '${String(grant)}'`);
@@ -206,14 +235,17 @@ export function resolveMcpOAuthOptions(options: McpOAuthOptions): ResolvedMcpOAu
     'redirectUrl',
     'issuer',
   ] as const) {
-    optionalText(options, field);
+    const value: unknown = options[field];
+    if (value !== undefined && (typeof value !== 'string' || value === '')) {
+      fail(field, `must be a non-empty string, got ${describe(value)}`);
+    }
   }
   const method = options.tokenEndpointAuthMethod;
   if (method !== undefined && !AUTH_METHODS.includes(method)) {
     fail('tokenEndpointAuthMethod', `must be one of ${AUTH_METHODS.join(', ')}, got '${String(method)}'`);
   }
   if (options.clientSecret !== undefined && options.privateKey !== undefined) {
-    fail('clientSecret', 'and oauth.privateKey are two ways to authenticate the client: give one');
+    fail('clientSecret', `and '${name('privateKey')}' are two ways to authenticate the client: give one`);
   }
   if (
     (options.clientSecret !== undefined || options.privateKey !== undefined) &&
@@ -225,13 +257,13 @@ export function resolveMcpOAuthOptions(options: McpOAuthOptions): ResolvedMcpOAu
     );
   }
   if (method === 'private_key_jwt' && options.privateKey === undefined) {
-    fail('privateKey', "is needed for tokenEndpointAuthMethod 'private_key_jwt'");
+    fail('privateKey', `is needed for '${name('tokenEndpointAuthMethod')}' 'private_key_jwt'`);
   }
   if (
     (method === 'client_secret_basic' || method === 'client_secret_post') &&
     options.clientSecret === undefined
   ) {
-    fail('clientSecret', `is needed for tokenEndpointAuthMethod '${method}'`);
+    fail('clientSecret', `is needed for '${name('tokenEndpointAuthMethod')}' '${method}'`);
   }
   if (grant !== McpOAuthGrant.AuthorizationCode && options.clientId === undefined) {
     fail('clientId', `is needed for grant '${grant}': a service authenticates as a pre-registered client`);
@@ -249,7 +281,7 @@ export function resolveMcpOAuthOptions(options: McpOAuthOptions): ResolvedMcpOAu
     try {
       url = new URL(text);
     } catch {
-      fail(field, `must be an absolute URL, got '${text.slice(0, 80)}'`);
+      return fail(field, `must be an absolute URL, got '${text.slice(0, 80)}'`);
     }
     if (field === 'clientMetadataUrl' && (url.protocol !== 'https:' || url.pathname === '/')) {
       fail(field, 'must be an https URL with a path (a client ID metadata document)');
@@ -258,19 +290,22 @@ export function resolveMcpOAuthOptions(options: McpOAuthOptions): ResolvedMcpOAu
       fail(field, 'must be https, or http on a loopback address (127.0.0.1, localhost, [::1])');
     }
   }
-  const margin = options.refreshMarginMs;
+  const margin: unknown = options.refreshMarginMs;
   if (margin !== undefined && (typeof margin !== 'number' || !Number.isFinite(margin) || margin < 0)) {
-    fail('refreshMarginMs', `must be a number of ms >= 0, got ${String(margin)}`);
+    fail(
+      'refreshMarginMs',
+      `must be a number of ms >= 0, got ${typeof margin === 'number' ? margin : describe(margin)}`,
+    );
   }
   const signingAlgorithm =
     options.privateKey === undefined
       ? undefined
-      : (options.signingAlgorithm ?? algorithmOf(options.privateKey));
+      : (options.signingAlgorithm ?? algorithmOf(options.privateKey, fail, name));
   return {
     ...options,
     grant,
     clientName: options.clientName ?? 'toolbus',
-    refreshMarginMs: margin ?? DEFAULT_REFRESH_MARGIN_MS,
+    refreshMarginMs: (margin as number | undefined) ?? DEFAULT_REFRESH_MARGIN_MS,
     ...(signingAlgorithm !== undefined ? { signingAlgorithm } : {}),
   };
 }

@@ -28,19 +28,46 @@ import {
   type ResolvedMcpOAuthOptions,
 } from './oauth-options.js';
 import { MemoryMcpOAuthStore, type McpOAuthState, type McpOAuthStore } from './oauth-store.js';
-import { oauthError, quoted } from './oauth-errors.js';
+import { oauthError, oauthRequestError, quoted } from './oauth-errors.js';
 
 /** How long one process may hold the refresh lease before others assume it died. */
 const REFRESH_LEASE_MS = 15_000;
+/**
+ * How long one renewal or code exchange may take in all. Below the lease, so no other process takes
+ * the lease over while this one may still use a refresh token that rotates; and a slow authorization
+ * server holds up the calls waiting for new tokens this long at most, not for fetch's five minutes.
+ */
+const OAUTH_DEADLINE_MS = 10_000;
 /** How often a process waiting for another one's refresh looks again. */
 const LEASE_POLL_MS = 100;
 /** A compare-and-set that keeps losing this many times is a store problem, not a race. */
 const MAX_WRITE_ATTEMPTS = 8;
 
-/** An authorization the SDK started and a person must approve. */
+type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** The first failure of an `auth()` run's requests: the SDK's refresh swallows some of them. */
+interface OAuthRun {
+  failure?: ToolbusError;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An authorization the SDK started and a person must approve, with its PKCE verifier: kept in memory
+ * by the process that started it, never in the store, where another process starting one of its own
+ * would overwrite it and make this one fail with invalid_grant.
+ */
 interface PendingAuthorization {
   url: URL;
   state: string;
+  codeVerifier: string;
 }
 
 /** What a login or an authorization obtained, for a person to read (never the tokens themselves). */
@@ -96,9 +123,13 @@ export class McpOAuthProvider implements OAuthClientProvider {
   readonly #owner = randomUUID();
   #cache: { state: McpOAuthState | undefined; version: number } | undefined;
   #pending: PendingAuthorization | undefined;
+  /** The verifier of the authorization the SDK is starting (it saves it before redirecting). */
+  #codeVerifier: string | undefined;
+  /** The authorization whose code is being exchanged for tokens. */
+  #exchanging: PendingAuthorization | undefined;
   #lastState: string | undefined;
   #authorizing: Promise<void> | undefined;
-  #renewing: Promise<void> | undefined;
+  #renewing: Promise<ToolbusError | undefined> | undefined;
   #authorizationServerUrl: string | undefined;
   #resourceUrl: string | undefined;
 
@@ -231,11 +262,16 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
     // With ctx, the SDK's auth() is asking: read what the store holds now (another process may have
-    // refreshed). Without, the transport wants a token for a request: renew first when it is due.
-    let state = await this.#read(ctx !== undefined);
+    // refreshed). Without, the transport wants a token for a request: renew first when it is due; and
+    // with none known, look again (a login may have stored some since).
+    const known = objectField(this.#cache?.state, 'tokens') !== undefined;
+    let state = await this.#read(ctx !== undefined || !known);
     if (ctx === undefined && this.#renewalDue(state)) {
-      await this.#renew();
+      const failure = await this.#renew();
       state = this.#cache?.state;
+      // Without a token that still works the request would only meet a 401, and try the same server
+      // again: fail now, saying why.
+      if (failure !== undefined && !this.#usable(state)) throw failure;
     }
     const tokens = objectField(state, 'tokens');
     return tokens === undefined || typeof tokens['access_token'] !== 'string'
@@ -260,25 +296,21 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
-    this.#pending = { url: authorizationUrl, state: this.#lastState ?? '' };
+    this.#pending = {
+      url: authorizationUrl,
+      state: this.#lastState ?? '',
+      codeVerifier: this.#codeVerifier ?? '',
+    };
+    this.#codeVerifier = undefined;
   }
 
-  async saveCodeVerifier(codeVerifier: string): Promise<void> {
-    const redirect = this.redirectUrl ?? DEFAULT_REDIRECT_URL;
-    await this.#update((s) => ({
-      ...s,
-      pending: {
-        'code-verifier': codeVerifier,
-        state: this.#lastState ?? '',
-        'redirect-url': redirect,
-        'started-at': Date.now(),
-      },
-    }));
+  saveCodeVerifier(codeVerifier: string): void {
+    this.#codeVerifier = codeVerifier;
   }
 
-  async codeVerifier(): Promise<string> {
-    const verifier = stringField(objectField(await this.#read(true), 'pending'), 'code-verifier');
-    if (verifier === undefined) {
+  codeVerifier(): string {
+    const verifier = this.#exchanging?.codeVerifier;
+    if (!verifier) {
       throw new ToolbusError(
         'unauthorized',
         `MCP server '${this.#serverId}': no authorization is in progress; start again`,
@@ -297,6 +329,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    if (scope === 'all' || scope === 'verifier') this.#codeVerifier = undefined;
     // Tokens are dropped only if they are still the ones this provider handed out: another process
     // may have stored fresh ones meanwhile, which a stale failure must not erase.
     const known = stringField(objectField(this.#cache?.state, 'tokens'), 'access_token');
@@ -310,6 +343,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
       }
       if ((scope === 'all' || scope === 'client') && this.#options.clientId === undefined)
         delete next['client'];
+      // Written by earlier versions, which kept the verifier in the store.
       if (scope === 'all' || scope === 'verifier') delete next['pending'];
       if (scope === 'all' || scope === 'discovery') delete next['discovery'];
       return next as McpOAuthState;
@@ -356,17 +390,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   // --- toolbus ------------------------------------------------------------------------------------
-
-  /** Forgets the tokens (a new login follows); the client registration stays. */
-  async forgetTokens(): Promise<void> {
-    await this.#update((s) => {
-      const next: Mutable = { ...s };
-      delete next['tokens'];
-      delete next['expires-at'];
-      delete next['pending'];
-      return next as McpOAuthState;
-    });
-  }
 
   /** What the stored tokens grant, for a person to read; undefined without tokens. */
   async summary(): Promise<McpOAuthGrantSummary | undefined> {
@@ -452,13 +475,18 @@ export class McpOAuthProvider implements OAuthClientProvider {
           (description ? ` (${quoted(description)})` : ''),
       );
     }
+    const run: OAuthRun = {};
+    this.#exchanging = pending;
     const result = await auth(this, {
       serverUrl: this.#serverUrl,
       authorizationCode: code,
       ...(iss ? { iss } : {}),
-    }).catch((error: unknown) => {
-      throw oauthError(error, this.#serverId, this.loginHint) ?? error;
-    });
+      fetchFn: this.#fetchWithin(AbortSignal.timeout(OAUTH_DEADLINE_MS), run),
+    })
+      .catch((error: unknown) => {
+        throw oauthError(error, this.#serverId, this.loginHint) ?? run.failure ?? error;
+      })
+      .finally(() => (this.#exchanging = undefined));
     if (result !== 'AUTHORIZED') {
       throw new ToolbusError(
         'unauthorized',
@@ -493,8 +521,18 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return Date.now() >= expiresAt - margin;
   }
 
-  /** Renews the tokens once for every concurrent caller of this process. Never rejects. */
-  #renew(): Promise<void> {
+  /** True when `state` holds an access token that has not expired (as far as the server said). */
+  #usable(state: McpOAuthState | undefined): boolean {
+    if (typeof objectField(state, 'tokens')?.['access_token'] !== 'string') return false;
+    const expiresAt = numberField(state, 'expires-at');
+    return expiresAt === undefined || Date.now() < expiresAt;
+  }
+
+  /**
+   * Renews the tokens once for every concurrent caller of this process. Never rejects: resolves with
+   * why the authorization server gave no tokens, when it was asked and failed.
+   */
+  #renew(): Promise<ToolbusError | undefined> {
     this.#renewing ??= this.#renewOnce().finally(() => (this.#renewing = undefined));
     return this.#renewing;
   }
@@ -502,14 +540,14 @@ export class McpOAuthProvider implements OAuthClientProvider {
   /**
    * Renews under a lease in the store, so that processes sharing it refresh once: a rotated refresh
    * token used twice would be refused (and may revoke the grant). A process that finds another's lease
-   * waits for its tokens. A failure is left to the request: it goes out with the old token, and a 401
-   * runs the SDK's own recovery.
+   * waits for its tokens. The renewal ends within {@link OAUTH_DEADLINE_MS}; a failure is left to
+   * the request, which goes out with the old token while it has not expired.
    */
-  async #renewOnce(): Promise<void> {
+  async #renewOnce(): Promise<ToolbusError | undefined> {
     const deadline = Date.now() + REFRESH_LEASE_MS + 5_000;
     while (Date.now() < deadline) {
       const { state, version } = await this.#reload();
-      if (!this.#renewalDue(state)) return;
+      if (!this.#renewalDue(state)) return undefined;
       const lease = objectField(state, 'refreshing');
       const holder = stringField(lease, 'owner');
       const until = numberField(lease, 'until') ?? 0;
@@ -522,12 +560,26 @@ export class McpOAuthProvider implements OAuthClientProvider {
         this.#cache = { state: next, version: await this.#store.write(next, version) };
       } catch (error) {
         if (isToolbusError(error) && error.code === 'config-conflict') continue;
-        return;
+        return undefined;
       }
+      const run: OAuthRun = {};
       try {
-        if ((await auth(this, { serverUrl: this.#serverUrl })) === 'REDIRECT') this.#pending = undefined;
-      } catch {
-        // Left to the request (see above).
+        const fetchFn = this.#fetchWithin(AbortSignal.timeout(OAUTH_DEADLINE_MS), run);
+        if ((await auth(this, { serverUrl: this.#serverUrl, fetchFn })) === 'AUTHORIZED') return undefined;
+        // A refresh that failed otherwise than with an OAuth error fell back to a new authorization,
+        // which nobody is here to approve: what failed is in `run`.
+        this.#pending = undefined;
+        return run.failure;
+      } catch (error) {
+        return (
+          oauthError(error, this.#serverId, this.loginHint) ??
+          run.failure ??
+          new ToolbusError(
+            'unauthorized',
+            `renewing the tokens of MCP server '${this.#serverId}' failed: ${quoted(error instanceof Error ? error.message : String(error))}`,
+            { cause: error },
+          )
+        );
       } finally {
         await this.#update((s) => {
           if (stringField(objectField(s, 'refreshing'), 'owner') !== this.#owner) return s;
@@ -536,8 +588,39 @@ export class McpOAuthProvider implements OAuthClientProvider {
           return next as McpOAuthState;
         }).catch(() => undefined);
       }
-      return;
     }
+    return undefined;
+  }
+
+  /**
+   * `fetch` for the requests of one `auth()` run (discovery, registration, tokens): each ends when
+   * `deadline` aborts; an answer that is not JSON (every OAuth answer is) fails without being quoted,
+   * since it may echo a credential. The first failure is kept in `run` as a toolbus error; a network
+   * failure is thrown as it came, since the SDK tells those apart from other errors.
+   */
+  #fetchWithin(deadline: AbortSignal, run: OAuthRun): FetchLike {
+    return async (input, init) => {
+      const url = new URL(input);
+      const callerSignal = init?.signal ?? undefined;
+      const signal = callerSignal ? AbortSignal.any([callerSignal, deadline]) : deadline;
+      let failure: ToolbusError;
+      try {
+        const response = await fetch(input, { ...init, signal });
+        if (!response.ok) return response;
+        const text = await response.clone().text();
+        if (text === '' || isJson(text)) return response;
+        failure = oauthRequestError(undefined, this.#serverId, { url, notJson: true });
+      } catch (error) {
+        if (callerSignal?.aborted) throw error;
+        if (!deadline.aborted) {
+          run.failure ??= oauthRequestError(error, this.#serverId, { url });
+          throw error;
+        }
+        failure = oauthRequestError(error, this.#serverId, { url, timeoutMs: OAUTH_DEADLINE_MS });
+      }
+      run.failure ??= failure;
+      throw failure;
+    };
   }
 
   async #bindClient(clientId: string, issuer: string): Promise<void> {
@@ -575,4 +658,46 @@ export class McpOAuthProvider implements OAuthClientProvider {
       `MCP server '${this.#serverId}': the OAuth state kept changing under toolbus; it was not saved`,
     );
   }
+}
+
+/**
+ * What a new login starts from: the client registration and the discovery results of `state`, not its
+ * tokens. A login runs on a copy of its own (a `MemoryMcpOAuthStore`), so the processes using the
+ * tokens meanwhile keep them, and a failed or cancelled login loses nothing.
+ */
+export function loginSeed(state: McpOAuthState | undefined): McpOAuthState | undefined {
+  if (state === undefined) return undefined;
+  const seed: Mutable = {};
+  for (const field of ['server', 'client', 'discovery']) {
+    const value = state[field];
+    if (value !== undefined) seed[field] = value;
+  }
+  return seed as McpOAuthState;
+}
+
+/**
+ * Puts the state of a login that succeeded in `store`, over whatever is there, with compare-and-set
+ * (read again after a conflict). A refresh that another process holds the lease for is let end first:
+ * it would otherwise save the old grant's tokens over the new ones.
+ */
+export async function saveLogin(store: McpOAuthStore, state: McpOAuthState, serverId: string): Promise<void> {
+  for (let conflicts = 0; conflicts < MAX_WRITE_ATTEMPTS;) {
+    const { state: current, version } = await store.read();
+    const until = numberField(objectField(current, 'refreshing'), 'until') ?? 0;
+    if (until > Date.now()) {
+      await sleep(Math.min(LEASE_POLL_MS, until - Date.now()));
+      continue;
+    }
+    try {
+      await store.write(state, version);
+      return;
+    } catch (error) {
+      if (!(isToolbusError(error) && error.code === 'config-conflict')) throw error;
+      conflicts++;
+    }
+  }
+  throw new ToolbusError(
+    'store-error',
+    `MCP server '${serverId}': the OAuth state kept changing under toolbus; the login was not saved, run it again`,
+  );
 }

@@ -1,6 +1,7 @@
 /**
  * @module Where an MCP server's OAuth state lives between calls and processes: the client registration,
- * the tokens with their absolute expiry, the discovery results and an authorization in progress.
+ * the tokens with their absolute expiry and the discovery results (an authorization in progress stays in
+ * the memory of the process running it).
  * `MemoryMcpOAuthStore` keeps it in the process; `ConfigMcpOAuthStore` in a config item of its own
  * (`mcp-oauth/<id>`), written with the store's revision compare-and-set so that two processes
  * refreshing at once do not overwrite each other.
@@ -16,8 +17,8 @@ export const MCP_OAUTH_CONFIG_TYPE = 'mcp-oauth';
  * The OAuth state of one MCP server, as a store keeps it: a JSON object. Its fields follow the OAuth
  * wire names inside `client` and `tokens` (stored as the authorization server sent them) and toolbus's
  * kebab-case outside (`server`: the MCP server URL it belongs to; state for another URL is ignored).
- * It holds secrets (`tokens.access_token`, `tokens.refresh_token`,
- * `client.client_secret`, `pending.code-verifier`): never print it.
+ * It holds secrets (`tokens.access_token`, `tokens.refresh_token`, `client.client_secret`): never
+ * print it.
  */
 export type McpOAuthState = JsonObject;
 
