@@ -32,7 +32,7 @@ import type {
 import { McpBridgeServer, asToolCallAnswer, serveMcpTasks, type McpTaskStarter } from './mcp-tasks.js';
 import { traceMcpServerCall } from './mcp-tracing.js';
 import { partToContentBlock } from './mcp-result.js';
-import { CallNotices, mcpClientFeatures } from './mcp-client-features.js';
+import { McpCallFeatures } from './mcp-client-features.js';
 import { serveMcpContent } from './mcp-resources.js';
 import { JsonRpcLineFilter } from './stdio-line-filter.js';
 import {
@@ -380,40 +380,41 @@ function buildServer(tools: McpBridgeTools, options: McpBridgeOptions, served: S
       const progressToken = ctx.mcpReq._meta?.progressToken;
       // Progress and log notifications are sent before the result: a client drops a call's handlers
       // once its response arrives.
-      const notices = new CallNotices();
+      const features = new McpCallFeatures(server, ctx, name);
       // A long call's stream is closed; the client resumes it and gets the result there (SEP-1699).
       const closeSse = ctx.http?.closeSSE;
       const closer =
         served.closeStreamsAfterMs !== undefined && closeSse !== undefined
           ? setTimeout(closeSse, served.closeStreamsAfterMs)
           : undefined;
-      const result = await calls
-        .call(name, request.params.arguments ?? {}, {
-          signal: ctx.mcpReq.signal,
-          callId: String(ctx.mcpReq.id),
-          caller,
-          clientFeatures: mcpClientFeatures(server, ctx, name, notices),
-          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-          ...(progressToken !== undefined
-            ? {
-                onProgress: (update: ToolProgress) => {
-                  notices.track(
-                    ctx.mcpReq.notify({
-                      method: 'notifications/progress',
-                      params: {
-                        progressToken,
-                        progress: update.progress,
-                        ...(update.total !== undefined ? { total: update.total } : {}),
-                        ...(update.message !== undefined ? { message: update.message } : {}),
-                      },
-                    }),
-                  );
-                },
-              }
-            : {}),
-        })
-        .finally(() => clearTimeout(closer));
-      await notices.drained();
+      const calling = calls.call(name, request.params.arguments ?? {}, {
+        signal: ctx.mcpReq.signal,
+        callId: String(ctx.mcpReq.id),
+        caller,
+        clientFeatures: features,
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...(progressToken !== undefined
+          ? {
+              onProgress: (update: ToolProgress) => {
+                features.track(
+                  ctx.mcpReq.notify({
+                    method: 'notifications/progress',
+                    params: {
+                      progressToken,
+                      progress: update.progress,
+                      ...(update.total !== undefined ? { total: update.total } : {}),
+                      ...(update.message !== undefined ? { message: update.message } : {}),
+                    },
+                  }),
+                );
+              },
+            }
+          : {}),
+      });
+      // Only a call with a stream to close pays for another promise.
+      const result = await (closer === undefined ? calling : calling.finally(() => clearTimeout(closer)));
+      const sent = features.drained();
+      if (sent !== undefined) await sent;
       // MCP answers an unknown tool with a protocol error (-32602), in the tool set's one message.
       if (result.error?.code === 'unknown-tool') {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, result.content);
